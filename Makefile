@@ -1,0 +1,127 @@
+# SPDX-License-Identifier: MIT
+# nowait: one plain, non-recursive Makefile. Everything is built into $(B)/.
+#
+#   make            library, preload, bench, tests
+#   make test       run the test suite (T=name runs one test)
+#   make bench      run the benchmarks side by side (kernel vs nowait)
+#   make check      the suite under AddressSanitizer + UBSan
+#   make tsan       the suite under ThreadSanitizer
+
+B        ?= build
+CC       ?= gcc
+VERSION  := $(shell cat VERSION)
+PREFIX   ?= /usr/local
+LIBDIR   ?= $(PREFIX)/lib
+INCDIR   ?= $(PREFIX)/include
+
+WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+	    -Wno-unused-parameter
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=gnu11 $(WARN) -D_GNU_SOURCE -pthread -fvisibility=hidden \
+	    -Iinclude -Isrc -MMD -MP -DNOWAIT_VERSION_STRING='"$(VERSION)"'
+ifeq ($(WERROR),1)
+CFLAGS   += -Werror
+endif
+LDLIBS   := -pthread
+SOLINK   := -Wl,--version-script=src/libnowait.map
+ifneq ($(SANITIZE),)
+CFLAGS   += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS  += -fsanitize=$(SANITIZE)
+else
+SOLINK   += -Wl,-z,defs
+endif
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+LIB_SRCS   := $(wildcard src/*.c)
+LIB_OBJS   := $(LIB_SRCS:%.c=$(B)/obj/%.o)
+TEST_SRCS  := $(filter-out test/helpers.c,$(wildcard test/*.c))
+TEST_PROGS := $(TEST_SRCS:test/%.c=$(B)/test/%.t)
+BENCH_SRCS := $(wildcard bench/*.c)
+
+HAVE_LIBURING := $(shell printf '\#include <liburing.h>\nint main(void){return 0;}' | \
+		   $(CC) -x c - -o /dev/null -luring 2>/dev/null && echo 1)
+ifeq ($(HAVE_LIBURING),1)
+TEST_CFLAGS := -DHAVE_LIBURING=1
+TEST_LIBS   := -luring
+endif
+
+.PHONY: all lib test check tsan bench install format format-check clean deps-test deps-bench
+all: lib $(B)/nowait-bench $(TEST_PROGS)
+
+lib: $(B)/libnowait.a $(B)/libnowait.so $(B)/nowait.pc
+
+$(B)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) -fPIC -c $< -o $@
+
+$(B)/libnowait.a: $(LIB_OBJS)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(B)/libnowait.so: $(LIB_OBJS) src/libnowait.map
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared -Wl,-soname,libnowait.so.0 $(SOLINK) $(LDFLAGS) \
+		-o $@ $(LIB_OBJS) $(LDLIBS)
+
+$(B)/nowait.pc: nowait.pc.in VERSION
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|;s|@LIBDIR@|$(LIBDIR)|;s|@INCDIR@|$(INCDIR)|;s|@VERSION@|$(VERSION)|' $< > $@
+
+$(B)/nowait-bench: $(BENCH_SRCS:%.c=$(B)/obj/%.o) $(B)/libnowait.a
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lm
+
+$(B)/obj/test/%.o: test/%.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) $(TEST_CFLAGS) -c $< -o $@
+
+$(B)/test/%.t: $(B)/obj/test/%.o $(B)/obj/test/helpers.o $(B)/libnowait.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(TEST_LIBS) $(LDLIBS)
+
+# The README's two commands install what they need when run as root.
+deps-test:
+	@tools/install-deps test
+deps-bench:
+	@tools/install-deps bench
+
+test: deps-test
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)B=$(B) T="$(T)" test/runtests.sh
+
+check:
+	$(Q)$(MAKE) --no-print-directory B=build/asan SANITIZE=address,undefined test
+
+tsan:
+	$(Q)$(MAKE) --no-print-directory B=build/tsan SANITIZE=thread test
+
+bench: deps-bench
+	$(Q)$(MAKE) --no-print-directory $(B)/nowait-bench
+	$(Q)$(B)/nowait-bench all
+
+install: lib
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)
+	install -m 644 include/nowait.h $(DESTDIR)$(INCDIR)/
+	install -m 644 $(B)/libnowait.a $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(B)/libnowait.so $(DESTDIR)$(LIBDIR)/libnowait.so.$(VERSION)
+	ln -sf libnowait.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libnowait.so.0
+	ln -sf libnowait.so.0 $(DESTDIR)$(LIBDIR)/libnowait.so
+	install -m 644 $(B)/nowait.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+
+FORMAT_FILES = $(wildcard include/*.h src/*.[ch] test/*.[ch] bench/*.[ch])
+format:
+	clang-format -i $(FORMAT_FILES)
+format-check:
+	clang-format --dry-run --Werror $(FORMAT_FILES)
+
+clean:
+	rm -rf build
+
+-include $(shell find $(B)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nowait-bench: what the benchmark's files share.
+ *
+ * An engine is one implementation of the three io_uring calls: the kernel's
+ * (raw system calls) or nowait's (nowait_*). A ring is mapped and driven by
+ * the same code for both, the way liburing does it, so that the only thing
+ * that differs between two measurements is the engine. A workload is one
+ * entry of the table in main.c and one file.
+ */
+#ifndef NW_BENCH_H
+#define NW_BENCH_H
+
+#include <linux/io_uring.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "compat.h"
+
+/* The three calls, kernel semantics: results >= 0, or -errno. */
+struct bench_engine {
+	const char *name;
+	int (*setup)(unsigned int entries, struct io_uring_params *p);
+	int (*enter)(int fd, unsigned int to_submit, unsigned int min_complete,
+		     unsigned int flags, const void *arg, size_t argsz);
+	int (*reg)(int fd, unsigned int opcode, void *arg,
+		   unsigned int nr_args);
+};
+
+extern const struct bench_engine bench_engine_kernel;
+extern const struct bench_engine bench_engine_user;
+
+/*
+ * A mapped ring. The SQ and CQ rings are always mapped separately (the
+ * user engine does not offer IORING_FEAT_SINGLE_MMAP, and the kernel
+ * accepts separate mappings too), so both engines run the same code.
+ */
+struct bench_ring {
+	const struct bench_engine *eng;
+	int fd;
+	unsigned int flags; /* setup flags the ring was created with */
+	unsigned int features;
+
+	unsigned int *sq_khead, *sq_ktail, *sq_kflags, *sq_array;
+	unsigned int sq_mask, sq_entries;
+	unsigned int sqe_head; /* SQEs in [sqe_head, sqe_tail) are filled */
+	unsigned int sqe_tail; /* but not yet published */
+	struct io_uring_sqe *sqes;
+
+	unsigned int *cq_khead, *cq_ktail, *cq_kflags;
+	unsigned int cq_mask, cq_entries;
+	struct io_uring_cqe *cqes;
+
+	void *sq_ptr, *cq_ptr;
+	size_t sq_size, cq_size, sqes_size;
+
+	const char *err_op; /* the call that failed in bench_ring_open() */
+};
+
+#define BENCH_FAST_FLAGS \
+	(IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN)
+
+int bench_ring_open(struct bench_ring *r, const struct bench_engine *eng,
+		    unsigned int entries, unsigned int cq_entries,
+		    unsigned int flags);
+void bench_ring_close(struct bench_ring *r);
+const char *bench_setup_name(unsigned int flags);
+
+/* The SQ tail is ours: a plain read. The head is the engine's. */
+static inline struct io_uring_sqe *bench_get_sqe(struct bench_ring *r)
+{
+	unsigned int head = __atomic_load_n(r->sq_khead, __ATOMIC_ACQUIRE);
+
+	if (r->sqe_tail - head >= r->sq_entries)
+		return NULL;
+	return &r->sqes[r->sqe_tail++ & r->sq_mask];
+}
+
+/*
+ * Publish the filled SQEs through the index array, then the tail with a
+ * store-release so that the engine sees the SQEs before the tail moves.
+ * Returns how many SQEs were published.
+ */
+static inline unsigned int bench_flush_sq(struct bench_ring *r)
+{
+	unsigned int n = r->sqe_tail - r->sqe_head;
+	unsigned int tail = *r->sq_ktail;
+
+	for (; r->sqe_head != r->sqe_tail; r->sqe_head++, tail++)
+		r->sq_array[tail & r->sq_mask] = r->sqe_head & r->sq_mask;
+	__atomic_store_n(r->sq_ktail, tail, __ATOMIC_RELEASE);
+	return n;
+}
+
+/* io_uring_enter() with GETEVENTS whenever CQEs are waited for. */
+static inline int bench_enter(struct bench_ring *r, unsigned int to_submit,
+			      unsigned int min_complete, unsigned int flags)
+{
+	if (min_complete)
+		flags |= IORING_ENTER_GETEVENTS;
+	return r->eng->enter(r->fd, to_submit, min_complete, flags, NULL, 0);
+}
+
+/* CQEs ready to reap; *head is where they start. */
+static inline unsigned int bench_cq_ready(struct bench_ring *r,
+					  unsigned int *head)
+{
+	*head = *r->cq_khead;
+	return __atomic_load_n(r->cq_ktail, __ATOMIC_ACQUIRE) - *head;
+}
+
+static inline struct io_uring_cqe *bench_cqe_at(struct bench_ring *r,
+						unsigned int idx)
+{
+	return &r->cqes[idx & r->cq_mask];
+}
+
+/* Hand n CQE slots back: store-release, after we are done reading them. */
+static inline void bench_cq_advance(struct bench_ring *r, unsigned int n)
+{
+	__atomic_store_n(r->cq_khead, *r->cq_khead + n, __ATOMIC_RELEASE);
+}
+
+/*
+ * Workloads. A parameter is a long option (and optionally a short one)
+ * that sets a positive integer of the workload; its initial value is the
+ * default.
+ */
+struct bench_param {
+	const char *name;
+	int short_opt;
+	const char *help;
+	long *val;
+};
+
+#define BENCH_MAX_ENGINES 2
+
+struct bench_ctx {
+	const struct bench_engine *engines[BENCH_MAX_ENGINES];
+	int nr_engines;
+	double seconds; /* measuring time per engine */
+	bool json;
+	bool smoke;
+	bool plain_setup; /* --flags none */
+};
+
+struct bench_workload {
+	const char *name;
+	const char *desc;
+	/* 0 when it ran, 1 on a failure (already reported) */
+	int (*run)(const struct bench_ctx *ctx);
+	const struct bench_param *params; /* ends with a NULL name */
+};
+
+extern const struct bench_workload bench_nop;
+
+/* report.c */
+double bench_now(void);
+void bench_json_begin(const char *bench, const char *engine);
+void bench_json_str(const char *key, const char *val);
+void bench_json_num(const char *key, double val);
+void bench_json_end(void);
+void bench_report_error(const struct bench_ctx *ctx, const char *bench,
+			const char *engine, const char *op, int err);
+bool bench_setup_error_is_skip(const struct bench_engine *eng, int err);
+void bench_report_ratio(const struct bench_ctx *ctx, const char *what,
+			double user, double kernel);
+
+#endif /* NW_BENCH_H */

@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Completion: requests finish here, CQEs reach the CQ ring, the overflow
+ * list keeps what does not fit (IORING_FEAT_NODROP), and the registered
+ * eventfd and any waiters hear about new CQEs.
+ *
+ * Inline completions of a submit batch are collected in ring->batch and
+ * written with one CQ tail publish per batch (the kernel's
+ * io_submit_flush_completions). The tail is store-released after the CQEs
+ * are written; the program's cq.head is load-acquired before a slot is
+ * reused. Posting runs under cq_lock, except on rings where only the
+ * submitter ever posts (SINGLE_ISSUER|DEFER_TASKRUN: lockless_cq).
+ * Semantics: kernel io_uring.c (io_cqring_event_overflow, io_fill_cqe_req,
+ * __io_commit_cqring_flush), eventfd.c.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include "internal.h"
+
+#define NW_REQ_ALLOC_BATCH 32
+
+/* Refill the request cache in bulk: no per-request malloc. */
+static struct nw_req *req_refill(struct nw_ring *ring)
+{
+	struct nw_req *reqs = calloc(NW_REQ_ALLOC_BATCH, sizeof(*reqs));
+
+	if (!reqs)
+		return NULL;
+	for (int i = 1; i < NW_REQ_ALLOC_BATCH - 1; i++)
+		reqs[i].link = &reqs[i + 1];
+	reqs[NW_REQ_ALLOC_BATCH - 1].link = ring->req_cache;
+	ring->req_cache = &reqs[1];
+	return &reqs[0];
+}
+
+/* Called with the submit side held (submit_lock or the single issuer). */
+struct nw_req *nw_req_alloc(struct nw_ring *ring)
+{
+	struct nw_req *req = ring->req_cache;
+
+	if (likely(req)) {
+		ring->req_cache = req->link;
+		return req;
+	}
+	return req_refill(ring);
+}
+
+void nw_req_free(struct nw_ring *ring, struct nw_req *req)
+{
+	req->link = ring->req_cache;
+	ring->req_cache = req;
+}
+
+/*
+ * Mark a request failed: it breaks its (non-hard) link, and if it asked for
+ * CQE_SKIP_SUCCESS its own CQE is posted after all while the rest of the
+ * chain's CQEs are suppressed (kernel req_set_fail).
+ */
+void nw_req_set_fail(struct nw_req *req, int res)
+{
+	req->res = res;
+	req->flags |= NW_REQ_F_FAIL;
+	if (req->flags & NW_REQ_F_CQE_SKIP) {
+		req->flags &= ~NW_REQ_F_CQE_SKIP;
+		req->flags |= NW_REQ_F_SKIP_LINK_CQES;
+	}
+}
+
+void nw_cq_lock(struct nw_ring *ring)
+{
+	if (!ring->lockless_cq)
+		pthread_mutex_lock(&ring->cq_lock);
+}
+
+void nw_cq_unlock(struct nw_ring *ring)
+{
+	if (!ring->lockless_cq)
+		pthread_mutex_unlock(&ring->cq_lock);
+}
+
+/* Free CQ slots as the program's head says; a bogus head gives 0. */
+static unsigned int cq_space(struct nw_ring *ring)
+{
+	unsigned int queued = ring->cached_cq_tail - load_acquire(ring->cq_head);
+
+	return queued >= ring->cq_entries ? 0 : ring->cq_entries - queued;
+}
+
+static void cq_write(struct nw_ring *ring, const struct nw_cqe *c)
+{
+	unsigned int slot = ring->cached_cq_tail++ & ring->cq_mask;
+	struct io_uring_cqe *cqe =
+		(void *)(ring->cqes + ((size_t)slot << ring->cqe_shift));
+
+	cqe->user_data = c->user_data;
+	cqe->res = c->res;
+	cqe->flags = c->flags;
+	if (ring->cqe_shift == 5) {
+		cqe->big_cqe[0] = c->big[0];
+		cqe->big_cqe[1] = c->big[1];
+	}
+}
+
+/* Queue a CQE that does not fit; lose it only when memory is gone. */
+static void cq_overflow(struct nw_ring *ring, const struct nw_cqe *c)
+{
+	struct nw_ovf *ovf = malloc(sizeof(*ovf));
+
+	if (unlikely(!ovf)) {
+		WRITE_ONCE(*ring->cq_overflow, READ_ONCE(*ring->cq_overflow) + 1);
+		ring->cq_dropped = true;
+		return;
+	}
+	ovf->next = NULL;
+	ovf->cqe = *c;
+	*ring->ovf_tail = ovf;
+	ring->ovf_tail = &ovf->next;
+	__atomic_fetch_or(ring->sq_flags, IORING_SQ_CQ_OVERFLOW,
+			  __ATOMIC_RELEASE);
+}
+
+/* Called with cq_lock held. */
+static void cq_fill(struct nw_ring *ring, const struct nw_cqe *c,
+		    unsigned int n)
+{
+	unsigned int space = ring->ovf_head ? 0 : cq_space(ring);
+	unsigned int i;
+
+	for (i = 0; i < n && i < space; i++)
+		cq_write(ring, &c[i]);
+	for (; i < n; i++)
+		cq_overflow(ring, &c[i]);
+}
+
+/* Publish the tail and tell the eventfd and the waiters. Under cq_lock. */
+static void cq_commit(struct nw_ring *ring, bool from_worker)
+{
+	unsigned int tail = ring->cached_cq_tail;
+
+	store_release(ring->cq_tail, tail);
+	if (unlikely(ring->evfd >= 0) && tail != ring->evfd_last_tail &&
+	    (!ring->evfd_async || from_worker) &&
+	    !(READ_ONCE(*ring->cq_flags) & IORING_CQ_EVENTFD_DISABLED)) {
+		ring->evfd_last_tail = tail;
+		eventfd_write(ring->evfd, 1);
+	}
+}
+
+/* Waiters check the tail after announcing themselves; pair with that. */
+static void cq_wake(struct nw_ring *ring)
+{
+	if (ring->lockless_cq)
+		return;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (unlikely(__atomic_load_n(&ring->waiters, __ATOMIC_RELAXED)))
+		nw_wake_waiters(ring);
+}
+
+/* Write the inline batch: one lock, one tail publish, one wakeup. */
+void nw_cq_flush_batch(struct nw_ring *ring)
+{
+	if (!ring->nr_batch)
+		return;
+	nw_cq_lock(ring);
+	cq_fill(ring, ring->batch, ring->nr_batch);
+	cq_commit(ring, false);
+	nw_cq_unlock(ring);
+	ring->nr_batch = 0;
+	cq_wake(ring);
+}
+
+/* Post one CQE from outside a submit batch (workers, the reactor). */
+void nw_cq_post(struct nw_ring *ring, const struct nw_cqe *cqe)
+{
+	nw_cq_lock(ring);
+	cq_fill(ring, cqe, 1);
+	cq_commit(ring, true);
+	nw_cq_unlock(ring);
+	cq_wake(ring);
+}
+
+/* Move overflowed CQEs into the ring as space allows; true if any moved. */
+bool nw_cq_flush_overflow(struct nw_ring *ring)
+{
+	unsigned int space;
+	bool moved = false;
+
+	if (!READ_ONCE(ring->ovf_head))
+		return false;
+	nw_cq_lock(ring);
+	space = cq_space(ring);
+	while (ring->ovf_head && space--) {
+		struct nw_ovf *ovf = ring->ovf_head;
+
+		cq_write(ring, &ovf->cqe);
+		ring->ovf_head = ovf->next;
+		free(ovf);
+		moved = true;
+	}
+	if (!ring->ovf_head) {
+		ring->ovf_tail = &ring->ovf_head;
+		__atomic_fetch_and(ring->sq_flags, ~IORING_SQ_CQ_OVERFLOW,
+				   __ATOMIC_RELEASE);
+	}
+	if (moved)
+		cq_commit(ring, false);
+	nw_cq_unlock(ring);
+	return moved;
+}
+
+/* CQEs the program can see now (clamped like the kernel's). */
+unsigned int nw_cq_ready(struct nw_ring *ring)
+{
+	unsigned int n = load_acquire(ring->cq_tail) -
+			 load_acquire(ring->cq_head);
+
+	return n > ring->cq_entries ? ring->cq_entries : n;
+}
+
+static void batch_add(struct nw_ring *ring, const struct nw_req *req, int res)
+{
+	struct nw_cqe *c;
+
+	if (unlikely(ring->nr_batch == NW_CQE_BATCH))
+		nw_cq_flush_batch(ring);
+	c = &ring->batch[ring->nr_batch++];
+	c->user_data = req->user_data;
+	c->res = res;
+	c->flags = req->cflags;
+	c->big[0] = req->big[0];
+	c->big[1] = req->big[1];
+}
+
+/*
+ * A failed request ends its chain: every follower completes with its own
+ * init error if it had one, else -ECANCELED (kernel io_fail_links).
+ * The followers' CQEs are suppressed when the failed request had asked for
+ * CQE_SKIP_SUCCESS.
+ */
+static void fail_links(struct nw_ring *ring, struct nw_req *req)
+{
+	bool ignore = req->flags & NW_REQ_F_SKIP_LINK_CQES;
+	struct nw_req *link = req->link, *next;
+
+	req->link = NULL;
+	for (; link; link = next) {
+		int res = (link->flags & NW_REQ_F_FAIL) ? link->res :
+							  -ECANCELED;
+
+		next = link->link;
+		if (!ignore)
+			batch_add(ring, link, res);
+		nw_req_free(ring, link);
+	}
+}
+
+/*
+ * Complete a request inline: queue its CQE into the batch, settle its
+ * chain, and free it. Returns the next request of the chain to issue, if
+ * any. Called on the submit side.
+ */
+struct nw_req *nw_req_complete_inline(struct nw_req *req)
+{
+	struct nw_ring *ring = req->ring;
+	struct nw_req *next = req->link;
+
+	if (likely(!(req->flags & NW_REQ_F_CQE_SKIP)))
+		batch_add(ring, req, req->res);
+	if (unlikely(next)) {
+		if ((req->flags & NW_REQ_F_FAIL) &&
+		    !(req->sqe_flags & IOSQE_IO_HARDLINK)) {
+			fail_links(ring, req);
+			next = NULL;
+		}
+		req->link = NULL;
+	}
+	nw_req_free(ring, req);
+	return next;
+}

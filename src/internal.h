@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The engine's core types: struct nw_ring (one io_uring instance) and
+ * struct nw_req (one request, the io_kiocb analogue), plus the helpers every
+ * file uses.
+ *
+ * Memory ordering on the shared rings, as in the kernel's io_uring.c:
+ * - SQ: the program store-releases sq.tail after writing SQEs; the engine
+ *   load-acquires it (submit.c), reads the SQEs, and store-releases sq.head
+ *   when the batch is consumed, after which the program may reuse the slots.
+ * - CQ: the engine writes CQEs, then store-releases cq.tail (complete.c);
+ *   the program load-acquires cq.tail, reads CQEs, store-releases cq.head.
+ *   The engine load-acquires cq.head before it overwrites a slot.
+ */
+#ifndef NW_INTERNAL_H
+#define NW_INTERNAL_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/io_uring.h>
+#include "compat.h"
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#define READ_ONCE(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define WRITE_ONCE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+#define load_acquire(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define store_release(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define container_of(ptr, type, member)                                       \
+	((type *)((char *)(ptr)-offsetof(type, member)))
+#define NW_BUG_ON(c) ((c) ? nw_bug(__FILE__, __LINE__, #c) : (void)0)
+
+void nw_bug(const char *file, int line, const char *cond)
+	__attribute__((noreturn));
+
+/* Turn a libc -1/errno result into -errno, at the syscall boundary. */
+int nw_err(long r);
+
+/* Return values of an opdef's issue(): see opdef.h. */
+enum {
+	NW_COMPLETE = 0, /* req->res holds the result: post the CQE */
+	NW_QUEUED = 1, /* the op took ownership and completes later */
+	NW_RETRY = -EAGAIN, /* would block: arm readiness or punt */
+};
+
+/* Issue flags. */
+#define NW_ISSUE_F_NONBLOCK (1U << 0) /* inline, must not block */
+
+/* Request flags. */
+#define NW_REQ_F_FAIL (1U << 0) /* failed: breaks a (non-hard) link */
+#define NW_REQ_F_INIT_FAIL (1U << 1) /* failed at init: own res to links */
+#define NW_REQ_F_SKIP_LINK_CQES (1U << 2) /* suppress followers' CQEs */
+#define NW_REQ_F_CQE_SKIP (1U << 3) /* no CQE on success */
+
+/*
+ * One CQE as the engine carries it before it reaches the ring; big[] is
+ * only written for CQE32 rings.
+ */
+struct nw_cqe {
+	uint64_t user_data;
+	int32_t res;
+	uint32_t flags;
+	uint64_t big[2];
+};
+
+/* An entry on the CQ overflow list (IORING_FEAT_NODROP). */
+struct nw_ovf {
+	struct nw_ovf *next;
+	struct nw_cqe cqe;
+};
+
+#define NW_REQ_CMD_SIZE 64
+
+struct nw_ring;
+struct nw_waiter;
+
+/* One request. Lives on the ring's free list between uses. */
+struct nw_req {
+	struct nw_ring *ring;
+	struct nw_req *link; /* next request of the chain, or the free list */
+	uint64_t user_data;
+	uint8_t opcode;
+	uint8_t sqe_flags;
+	uint32_t flags; /* NW_REQ_F_* */
+	int32_t fd;
+	int32_t res;
+	uint32_t cflags;
+	uint64_t big[2]; /* CQE32 extra words */
+	/* Per-op private state (nw_req_cmd), like the kernel's io_kiocb_to_cmd */
+	uint64_t cmd[NW_REQ_CMD_SIZE / 8];
+};
+
+#define nw_req_cmd(req, type) ((type *)(void *)(req)->cmd)
+
+/* Inline completions are collected here and published once per batch. */
+#define NW_CQE_BATCH 64
+
+struct nw_ring {
+	/* Identity: rings are found by the memfd's inode (ringfd.c). */
+	dev_t dev;
+	ino_t ino;
+	struct nw_ring *next;
+
+	unsigned int flags; /* IORING_SETUP_* */
+	unsigned int features;
+	unsigned int sq_entries, cq_entries;
+	unsigned int sq_mask, cq_mask;
+	unsigned int sqe_shift; /* 6, or 7 with SQE128 */
+	unsigned int cqe_shift; /* 4, or 5 with CQE32 */
+	bool lockless_cq; /* SINGLE_ISSUER|DEFER_TASKRUN: submitter posts all */
+	bool single_issuer;
+	pid_t submitter_tid; /* SINGLE_ISSUER: 0 until fixed */
+	bool disabled; /* R_DISABLED until ENABLE_RINGS */
+
+	/* The engine's own mappings of the three regions. */
+	void *sq_map, *cq_map, *sqe_map;
+	size_t sq_map_sz, cq_map_sz, sqe_map_sz;
+	unsigned int *sq_head, *sq_tail, *sq_flags, *sq_dropped, *sq_array;
+	unsigned int *cq_head, *cq_tail, *cq_overflow, *cq_flags;
+	char *cqes, *sqes;
+
+	/* Submission side, under submit_lock (not taken with SINGLE_ISSUER). */
+	pthread_mutex_t submit_lock;
+	unsigned int cached_sq_head;
+	bool drain_disabled;
+	struct nw_req *req_cache;
+	struct nw_cqe batch[NW_CQE_BATCH];
+	unsigned int nr_batch;
+	struct nw_req *link_head, *link_tail; /* chain being assembled */
+
+	/* Completion side, under cq_lock (not taken when lockless_cq). */
+	pthread_mutex_t cq_lock;
+	unsigned int cached_cq_tail;
+	unsigned int evfd_last_tail;
+	struct nw_ovf *ovf_head, **ovf_tail;
+	bool cq_dropped; /* a CQE was lost: next wait returns -EBADR */
+
+	/* Registered eventfd (register.c), read under cq_lock. */
+	int evfd;
+	bool evfd_async;
+
+	/* Waiters in GETEVENTS (wait.c). */
+	int waiters;
+	struct nw_waiter *waiter_list; /* under wake_lock */
+	pthread_mutex_t wake_lock;
+
+	/* Register-side lock (kernel: uring_lock for register). */
+	pthread_mutex_t reg_lock;
+};
+
+static inline struct io_uring_sqe *nw_sqe_at(struct nw_ring *ring,
+					     unsigned int idx)
+{
+	return (struct io_uring_sqe *)(ring->sqes +
+				       ((size_t)idx << ring->sqe_shift));
+}
+
+/* ringfd.c: find the ring behind a program's fd. */
+int nw_ring_lookup(int fd, struct nw_ring **ringp);
+void nw_ring_add(struct nw_ring *ring, int fd);
+/* setup.c */
+int nw_setup(unsigned int entries, struct io_uring_params *p);
+/* submit.c */
+int nw_submit_sqes(struct nw_ring *ring, unsigned int nr);
+/* The calling thread's id, cached (gettid is a system call). */
+pid_t nw_gettid(void);
+/* Installs the fork handlers (once). */
+void nw_register_atfork(void);
+
+/* complete.c */
+struct nw_req *nw_req_complete_inline(struct nw_req *req);
+void nw_req_set_fail(struct nw_req *req, int res);
+void nw_cq_flush_batch(struct nw_ring *ring);
+void nw_cq_post(struct nw_ring *ring, const struct nw_cqe *cqe);
+bool nw_cq_flush_overflow(struct nw_ring *ring);
+unsigned int nw_cq_ready(struct nw_ring *ring);
+void nw_cq_lock(struct nw_ring *ring);
+void nw_cq_unlock(struct nw_ring *ring);
+struct nw_req *nw_req_alloc(struct nw_ring *ring);
+void nw_req_free(struct nw_ring *ring, struct nw_req *req);
+
+/* wait.c */
+int nw_wait(struct nw_ring *ring, unsigned int min_complete,
+	    unsigned int flags, const void *arg, size_t argsz);
+void nw_wake_waiters(struct nw_ring *ring);
+
+/* register.c */
+int nw_register(struct nw_ring *ring, unsigned int opcode, void *arg,
+		unsigned int nr_args);
+
+/* Read user memory that the kernel would copy_from_user: -EFAULT, not a
+ * crash, on a bad pointer. */
+int nw_copy_from_user(void *dst, const void *src, size_t len);
+int nw_copy_to_user(void *dst, const void *src, size_t len);
+
+#endif /* NW_INTERNAL_H */

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The opcode table. An opcode without .issue is not implemented: its SQEs
+ * complete with -EINVAL, as on a kernel that predates it, and the probe
+ * leaves it unsupported. Kernel counterpart: io_uring/opdef.c.
+ */
+#include "opdef.h"
+#include "nop.h"
+
+/* clang-format off */
+const struct nw_opdef nw_opdefs[NW_OP_LAST] = {
+	[IORING_OP_NOP] = {
+		.name		= "NOP",
+		.prep		= nw_nop_prep,
+		.issue		= nw_nop_issue,
+	},
+};
+/* clang-format on */

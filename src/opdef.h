@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The per-opcode table, the kernel's io_uring/opdef.c in shape: what each
+ * opcode needs from the core and the functions that prepare and issue it.
+ * The core (submit.c), the probe (register.c) and the readiness machinery
+ * read it; no opcode-specific code lives elsewhere.
+ */
+#ifndef NW_OPDEF_H
+#define NW_OPDEF_H
+
+#include "internal.h"
+
+struct nw_opdef {
+	const char *name;
+	unsigned needs_file : 1; /* sqe->fd names a file */
+	unsigned pollin : 1; /* on NW_RETRY, wait for EPOLLIN and reissue */
+	unsigned pollout : 1; /* on NW_RETRY, wait for EPOLLOUT and reissue */
+	unsigned blocking : 1; /* always runs on the worker pool */
+	unsigned buffer_select : 1; /* accepts IOSQE_BUFFER_SELECT */
+	unsigned ioprio : 1; /* accepts sqe->ioprio */
+	/* Validate the SQE and copy what issue needs. Runs on the submitter. */
+	int (*prep)(struct nw_req *req, const struct io_uring_sqe *sqe);
+	/* Do the operation: NW_COMPLETE, NW_QUEUED, NW_RETRY or -errno. */
+	int (*issue)(struct nw_req *req, unsigned int issue_flags);
+	/* Free what prep allocated (optional). */
+	void (*cleanup)(struct nw_req *req);
+};
+
+extern const struct nw_opdef nw_opdefs[NW_OP_LAST];
+
+/* True when the engine implements the opcode (what the probe reports). */
+static inline bool nw_op_supported(unsigned int opcode)
+{
+	return opcode < NW_OP_LAST && nw_opdefs[opcode].issue != NULL;
+}
+
+#endif /* NW_OPDEF_H */

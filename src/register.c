@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * io_uring_register(2): a small table of register opcodes, each with its
+ * handler. Opcodes without a handler get -EINVAL, as on a kernel that
+ * predates them. Runs on the calling thread, under the ring's reg_lock.
+ * Semantics: kernel io_uring/register.c, eventfd.c, and the probe.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "internal.h"
+#include "opdef.h"
+
+#define NW_PROBE_MAX_OPS 256
+
+struct nw_regdef {
+	const char *name;
+	int (*handler)(struct nw_ring *ring, void *arg, unsigned int nr_args);
+};
+
+/* IORING_REGISTER_PROBE: answered from the opcode table. */
+static int reg_probe(struct nw_ring *ring, void *arg, unsigned int nr_args)
+{
+	struct {
+		struct io_uring_probe hdr;
+		struct io_uring_probe_op ops[NW_PROBE_MAX_OPS];
+	} probe;
+	size_t size;
+
+	if (!arg || nr_args > NW_PROBE_MAX_OPS)
+		return -EINVAL;
+	size = sizeof(probe.hdr) + nr_args * sizeof(probe.ops[0]);
+	if (nw_copy_from_user(&probe, arg, size))
+		return -EFAULT;
+	for (size_t i = 0; i < size; i++)
+		if (((unsigned char *)&probe)[i])
+			return -EINVAL;
+	if (nr_args > NW_OP_LAST)
+		nr_args = NW_OP_LAST;
+	probe.hdr.last_op = NW_OP_LAST - 1;
+	probe.hdr.ops_len = nr_args;
+	for (unsigned int i = 0; i < nr_args; i++) {
+		probe.ops[i].op = i;
+		if (nw_op_supported(i))
+			probe.ops[i].flags = IO_URING_OP_SUPPORTED;
+	}
+	return nw_copy_to_user(arg, &probe, size) ? -EFAULT : 0;
+}
+
+/* True if fd is an eventfd (the kernel's eventfd_ctx_fdget check). */
+static bool is_eventfd(int fd)
+{
+	char path[64], target[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n < 0)
+		return false;
+	target[n] = '\0';
+	return strcmp(target, "anon_inode:[eventfd]") == 0;
+}
+
+static int eventfd_register(struct nw_ring *ring, void *arg,
+			    unsigned int nr_args, bool async)
+{
+	int fd, own;
+
+	if (nr_args != 1)
+		return -EINVAL;
+	if (ring->evfd >= 0)
+		return -EBUSY;
+	if (nw_copy_from_user(&fd, arg, sizeof(fd)))
+		return -EFAULT;
+	/* The ring keeps its own reference, as the kernel does. */
+	own = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (own < 0)
+		return -EBADF;
+	if (!is_eventfd(own)) {
+		close(own);
+		return -EINVAL;
+	}
+	nw_cq_lock(ring);
+	ring->evfd_async = async;
+	ring->evfd_last_tail = ring->cached_cq_tail;
+	WRITE_ONCE(ring->evfd, own);
+	nw_cq_unlock(ring);
+	return 0;
+}
+
+static int reg_eventfd(struct nw_ring *ring, void *arg, unsigned int nr_args)
+{
+	return eventfd_register(ring, arg, nr_args, false);
+}
+
+static int reg_eventfd_async(struct nw_ring *ring, void *arg,
+			     unsigned int nr_args)
+{
+	return eventfd_register(ring, arg, nr_args, true);
+}
+
+static int reg_unregister_eventfd(struct nw_ring *ring, void *arg,
+				  unsigned int nr_args)
+{
+	int fd;
+
+	if (arg || nr_args)
+		return -EINVAL;
+	nw_cq_lock(ring);
+	fd = ring->evfd;
+	WRITE_ONCE(ring->evfd, -1);
+	nw_cq_unlock(ring);
+	if (fd < 0)
+		return -ENXIO;
+	close(fd);
+	return 0;
+}
+
+/* IORING_REGISTER_ENABLE_RINGS: start an R_DISABLED ring. */
+static int reg_enable_rings(struct nw_ring *ring, void *arg,
+			    unsigned int nr_args)
+{
+	if (arg || nr_args)
+		return -EINVAL;
+	if (!ring->disabled)
+		return -EBADFD;
+	if (ring->single_issuer && !ring->submitter_tid)
+		ring->submitter_tid = nw_gettid();
+	WRITE_ONCE(ring->disabled, false);
+	return 0;
+}
+
+/* clang-format off */
+static const struct nw_regdef nw_regdefs[IORING_REGISTER_LAST] = {
+	[IORING_REGISTER_EVENTFD]	= { "EVENTFD", reg_eventfd },
+	[IORING_UNREGISTER_EVENTFD]	= { "UNREGISTER_EVENTFD",
+					    reg_unregister_eventfd },
+	[IORING_REGISTER_EVENTFD_ASYNC]	= { "EVENTFD_ASYNC", reg_eventfd_async },
+	[IORING_REGISTER_PROBE]		= { "PROBE", reg_probe },
+	[IORING_REGISTER_ENABLE_RINGS]	= { "ENABLE_RINGS", reg_enable_rings },
+};
+/* clang-format on */
+
+int nw_register(struct nw_ring *ring, unsigned int opcode, void *arg,
+		unsigned int nr_args)
+{
+	int ret;
+
+	if (opcode >= IORING_REGISTER_LAST || !nw_regdefs[opcode].handler)
+		return -EINVAL;
+	if (ring->single_issuer && ring->submitter_tid &&
+	    ring->submitter_tid != nw_gettid())
+		return -EEXIST;
+	pthread_mutex_lock(&ring->reg_lock);
+	ret = nw_regdefs[opcode].handler(ring, arg, nr_args);
+	pthread_mutex_unlock(&ring->reg_lock);
+	return ret;
+}

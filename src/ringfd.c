@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Ring fd -> struct nw_ring. A ring is identified by its memfd's inode, not
+ * by the fd number, because programs dup the ring fd and close the
+ * original. A system call on every enter would cost more than the whole
+ * NOP batch, so the mapping is cached per fd number and revalidated with
+ * fstat on a cache miss and every NW_REVALIDATE calls; a stale entry (the
+ * program closed the ring fd and reused the number) is caught at the next
+ * revalidation. Also: small process-wide helpers (tid cache, fault-safe
+ * user copies).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include "internal.h"
+
+#define NW_FD_CACHE 4096
+#define NW_REVALIDATE 1024
+
+static pthread_mutex_t rings_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct nw_ring *rings; /* every ring of the process */
+static struct nw_ring *fd_cache[NW_FD_CACHE];
+static __thread unsigned int lookups;
+static __thread pid_t cached_tid;
+static pid_t cached_pid;
+
+void nw_bug(const char *file, int line, const char *cond)
+{
+	fprintf(stderr, "nowait: BUG at %s:%d: %s\n", file, line, cond);
+	abort();
+}
+
+int nw_err(long r)
+{
+	return r < 0 ? -errno : (int)r;
+}
+
+pid_t nw_gettid(void)
+{
+	if (unlikely(!cached_tid))
+		cached_tid = (pid_t)syscall(SYS_gettid);
+	return cached_tid;
+}
+
+static void after_fork_child(void)
+{
+	cached_tid = 0;
+	cached_pid = 0;
+}
+
+static pid_t own_pid(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, nw_register_atfork);
+	if (unlikely(!READ_ONCE(cached_pid)))
+		WRITE_ONCE(cached_pid, getpid());
+	return READ_ONCE(cached_pid);
+}
+
+void nw_register_atfork(void)
+{
+	pthread_atfork(NULL, NULL, after_fork_child);
+}
+
+/* copy_from_user: a bad pointer gives -EFAULT instead of a crash. */
+int nw_copy_from_user(void *dst, const void *src, size_t len)
+{
+	struct iovec local = { dst, len }, remote = { (void *)src, len };
+
+	if (!src)
+		return -EFAULT;
+	if (process_vm_readv(own_pid(), &local, 1, &remote, 1, 0) !=
+	    (ssize_t)len)
+		return -EFAULT;
+	return 0;
+}
+
+int nw_copy_to_user(void *dst, const void *src, size_t len)
+{
+	struct iovec local = { (void *)src, len }, remote = { dst, len };
+
+	if (!dst)
+		return -EFAULT;
+	if (process_vm_writev(own_pid(), &local, 1, &remote, 1, 0) !=
+	    (ssize_t)len)
+		return -EFAULT;
+	return 0;
+}
+
+void nw_ring_add(struct nw_ring *ring, int fd)
+{
+	pthread_mutex_lock(&rings_lock);
+	ring->next = rings;
+	rings = ring;
+	pthread_mutex_unlock(&rings_lock);
+	/* The fd number may be cached for a ring that was closed before. */
+	if ((unsigned int)fd < NW_FD_CACHE)
+		__atomic_store_n(&fd_cache[fd], ring, __ATOMIC_RELEASE);
+}
+
+/* The slow path: fstat the fd and find the ring by inode. */
+static int lookup_slow(int fd, struct nw_ring **ringp)
+{
+	struct nw_ring *ring;
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return -EBADF;
+	pthread_mutex_lock(&rings_lock);
+	for (ring = rings; ring; ring = ring->next)
+		if (ring->ino == st.st_ino && ring->dev == st.st_dev)
+			break;
+	pthread_mutex_unlock(&rings_lock);
+	if (fd < NW_FD_CACHE)
+		__atomic_store_n(&fd_cache[fd], ring, __ATOMIC_RELEASE);
+	if (!ring)
+		return -EOPNOTSUPP;
+	*ringp = ring;
+	return 0;
+}
+
+int nw_ring_lookup(int fd, struct nw_ring **ringp)
+{
+	struct nw_ring *ring;
+
+	if (likely((unsigned int)fd < NW_FD_CACHE)) {
+		ring = __atomic_load_n(&fd_cache[fd], __ATOMIC_ACQUIRE);
+		if (likely(ring && (++lookups % NW_REVALIDATE) != 0)) {
+			*ringp = ring;
+			return 0;
+		}
+	}
+	return lookup_slow(fd, ringp);
+}

@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Submission: consume SQEs from the SQ ring, initialise requests the way
+ * the kernel's io_init_req does, assemble links, and issue through the
+ * opcode table. Runs on the thread that called enter, under submit_lock
+ * (not taken on SINGLE_ISSUER rings, where only one thread may submit).
+ * Semantics: kernel io_uring.c io_submit_sqes / io_submit_sqe /
+ * io_init_req / io_submit_fail_init (reference/kernel-semantics.md 1.1, 5).
+ */
+#include <errno.h>
+#include <string.h>
+#include "internal.h"
+#include "opdef.h"
+
+#define IO_REQ_LINK_FLAGS (IOSQE_IO_LINK | IOSQE_IO_HARDLINK)
+
+/*
+ * Issue a request and, while it completes inline, the rest of its chain.
+ * Links are issued serially: the next one only once this one is done.
+ */
+static void issue_chain(struct nw_req *req)
+{
+	while (req) {
+		const struct nw_opdef *def = &nw_opdefs[req->opcode];
+		int ret;
+
+		if (unlikely(req->flags & NW_REQ_F_FAIL)) {
+			/* Failed at init: complete with its own error. */
+			req = nw_req_complete_inline(req);
+			continue;
+		}
+		ret = def->issue(req, NW_ISSUE_F_NONBLOCK);
+		if (unlikely(ret == NW_QUEUED))
+			return;
+		if (unlikely(ret < 0))
+			nw_req_set_fail(req, ret);
+		req = nw_req_complete_inline(req);
+	}
+}
+
+/*
+ * Queue a request that cannot go the inline way (io_queue_sqe_fallback):
+ * a failed one fails its whole chain, hard links included, since a chain
+ * that could not be submitted is never run.
+ */
+static void queue_fallback(struct nw_req *req)
+{
+	if (req->flags & NW_REQ_F_FAIL)
+		req->sqe_flags &= ~IOSQE_IO_HARDLINK;
+	issue_chain(req);
+}
+
+/* io_init_req: validate the SQE in the kernel's order, then prep. */
+static int init_req(struct nw_ring *ring, struct nw_req *req,
+		    const struct io_uring_sqe *sqe)
+{
+	const struct nw_opdef *def;
+	unsigned int sqe_flags;
+
+	req->opcode = READ_ONCE(sqe->opcode);
+	req->sqe_flags = sqe_flags = READ_ONCE(sqe->flags);
+	req->user_data = READ_ONCE(sqe->user_data);
+	req->flags = (sqe_flags & IOSQE_CQE_SKIP_SUCCESS) ? NW_REQ_F_CQE_SKIP :
+							    0;
+	req->link = NULL;
+	req->cflags = 0;
+	req->res = 0;
+	req->big[0] = req->big[1] = 0;
+
+	if (unlikely(req->opcode >= NW_OP_LAST))
+		return -EINVAL;
+	def = &nw_opdefs[req->opcode];
+	if (unlikely(sqe_flags & ~NW_SQE_VALID_FLAGS))
+		return -EINVAL;
+	if (unlikely(sqe_flags)) {
+		if ((sqe_flags & IOSQE_BUFFER_SELECT) && !def->buffer_select)
+			return -EOPNOTSUPP;
+		if (sqe_flags & IOSQE_CQE_SKIP_SUCCESS)
+			ring->drain_disabled = true;
+		if ((sqe_flags & IOSQE_IO_DRAIN) && ring->drain_disabled)
+			return -EOPNOTSUPP;
+	}
+	if (unlikely(!def->issue))
+		return -EINVAL; /* not implemented: as on an older kernel */
+	if (unlikely(READ_ONCE(sqe->ioprio) && !def->ioprio))
+		return -EINVAL;
+	if (unlikely(READ_ONCE(sqe->personality)))
+		return -EINVAL; /* no personalities are registered */
+	if (def->needs_file)
+		req->fd = READ_ONCE(sqe->fd);
+	return def->prep(req, sqe);
+}
+
+/*
+ * io_submit_fail_init: fail the request; keep assembling its link if it
+ * carries a link flag (the whole chain fails when it is flushed), else fail
+ * it, or its chain, now.
+ */
+static void submit_fail_init(struct nw_ring *ring, struct nw_req *req, int ret)
+{
+	struct nw_req *head = ring->link_head;
+
+	nw_req_set_fail(req, ret);
+	req->flags |= NW_REQ_F_INIT_FAIL;
+	if (head && !(head->flags & NW_REQ_F_FAIL))
+		nw_req_set_fail(head, -ECANCELED);
+	if (head)
+		ring->link_tail->link = req;
+	if (!(req->sqe_flags & IO_REQ_LINK_FLAGS)) {
+		if (head) {
+			ring->link_head = NULL;
+			req = head;
+		}
+		queue_fallback(req);
+		return;
+	}
+	if (!head)
+		ring->link_head = req;
+	ring->link_tail = req;
+}
+
+/* io_submit_sqe: returns nonzero when the batch must stop. */
+static int submit_one(struct nw_ring *ring, struct nw_req *req,
+		      const struct io_uring_sqe *sqe)
+{
+	int ret = init_req(ring, req, sqe);
+
+	if (unlikely(ret)) {
+		submit_fail_init(ring, req, ret);
+		return !(req->sqe_flags & IO_REQ_LINK_FLAGS);
+	}
+	if (unlikely(ring->link_head)) {
+		ring->link_tail->link = req;
+		ring->link_tail = req;
+		if (req->sqe_flags & IO_REQ_LINK_FLAGS)
+			return 0;
+		req = ring->link_head;
+		ring->link_head = NULL;
+		if (unlikely(req->flags & NW_REQ_F_FAIL)) {
+			queue_fallback(req);
+			return 0;
+		}
+	} else if (unlikely(req->sqe_flags & IO_REQ_LINK_FLAGS)) {
+		ring->link_head = ring->link_tail = req;
+		return 0;
+	}
+	issue_chain(req);
+	return 0;
+}
+
+/* The SQE at the SQ head, or NULL when its index is out of range. */
+static const struct io_uring_sqe *next_sqe(struct nw_ring *ring)
+{
+	unsigned int head = ring->cached_sq_head++;
+	unsigned int idx = head & ring->sq_mask;
+
+	if (ring->sq_array) {
+		idx = READ_ONCE(ring->sq_array[idx]);
+		if (unlikely(idx >= ring->sq_entries)) {
+			WRITE_ONCE(*ring->sq_dropped,
+				   READ_ONCE(*ring->sq_dropped) + 1);
+			return NULL;
+		}
+	}
+	/* With SQE128 each entry is two slots wide (nw_sqe_at's shift). */
+	return nw_sqe_at(ring, idx);
+}
+
+/*
+ * io_submit_sqes: submit up to nr SQEs. Returns the number consumed,
+ * counting a request that failed init but not an invalid index; -EAGAIN
+ * when no request could be allocated.
+ */
+int nw_submit_sqes(struct nw_ring *ring, unsigned int nr)
+{
+	unsigned int entries, left, ret;
+
+	entries = load_acquire(ring->sq_tail) - ring->cached_sq_head;
+	if (entries > ring->sq_entries)
+		entries = ring->sq_entries;
+	ret = left = nr < entries ? nr : entries;
+	if (unlikely(!left))
+		return 0;
+	do {
+		const struct io_uring_sqe *sqe;
+		struct nw_req *req = nw_req_alloc(ring);
+
+		if (unlikely(!req))
+			break;
+		req->ring = ring;
+		sqe = next_sqe(ring);
+		if (unlikely(!sqe)) {
+			nw_req_free(ring, req);
+			break;
+		}
+		if (unlikely(submit_one(ring, req, sqe)) &&
+		    !(ring->flags & IORING_SETUP_SUBMIT_ALL)) {
+			left--;
+			break;
+		}
+	} while (--left);
+
+	/* Links never span enter calls: issue an unterminated chain now. */
+	if (unlikely(ring->link_head)) {
+		struct nw_req *head = ring->link_head;
+
+		ring->link_head = NULL;
+		queue_fallback(head);
+	}
+	nw_cq_flush_batch(ring);
+	store_release(ring->sq_head, ring->cached_sq_head);
+	ret -= left;
+	if (!ret && left && !ring->req_cache)
+		return -EAGAIN;
+	return (int)ret;
+}

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The exported entry points: io_uring_setup/enter/register with the system
+ * calls' signatures and semantics, returning -errno. They validate what the
+ * kernel validates before it looks at the ring, find the ring, and hand off
+ * to setup.c, submit.c, wait.c and register.c.
+ */
+#include <errno.h>
+#include "internal.h"
+#include <nowait.h>
+
+#define NW_ENTER_FLAGS                                                         \
+	(IORING_ENTER_GETEVENTS | IORING_ENTER_SQ_WAKEUP |                     \
+	 IORING_ENTER_SQ_WAIT | IORING_ENTER_EXT_ARG | IORING_ENTER_NO_IOWAIT)
+
+#define NW_EXPORT __attribute__((visibility("default")))
+
+NW_EXPORT int nowait_setup(unsigned int entries, struct io_uring_params *p)
+{
+	return nw_setup(entries, p);
+}
+
+static int submit(struct nw_ring *ring, unsigned int to_submit)
+{
+	int ret;
+
+	if (ring->single_issuer) {
+		if (unlikely(ring->submitter_tid != nw_gettid()))
+			return -EEXIST;
+		return nw_submit_sqes(ring, to_submit);
+	}
+	pthread_mutex_lock(&ring->submit_lock);
+	ret = nw_submit_sqes(ring, to_submit);
+	pthread_mutex_unlock(&ring->submit_lock);
+	return ret;
+}
+
+NW_EXPORT int nowait_enter(int fd, unsigned int to_submit,
+			   unsigned int min_complete, unsigned int flags,
+			   const void *arg, size_t argsz)
+{
+	struct nw_ring *ring;
+	int ret = 0, ret2;
+
+	if (unlikely(flags & ~NW_ENTER_FLAGS))
+		return -EINVAL;
+	ret2 = nw_ring_lookup(fd, &ring);
+	if (unlikely(ret2))
+		return ret2;
+	if (unlikely(READ_ONCE(ring->disabled)))
+		return -EBADFD;
+	if (to_submit) {
+		ret = submit(ring, to_submit);
+		if ((unsigned int)ret != to_submit)
+			return ret;
+	}
+	if (flags & IORING_ENTER_GETEVENTS) {
+		if (ring->single_issuer && ring->submitter_tid != nw_gettid() &&
+		    (ring->flags & IORING_SETUP_DEFER_TASKRUN))
+			return ret ? ret : -EEXIST;
+		ret2 = nw_wait(ring, min_complete, flags, arg, argsz);
+		if (!ret)
+			ret = ret2;
+	}
+	return ret;
+}
+
+NW_EXPORT int nowait_register(int fd, unsigned int opcode, void *arg,
+			      unsigned int nr_args)
+{
+	struct nw_ring *ring;
+	int ret = nw_ring_lookup(fd, &ring);
+
+	if (ret)
+		return ret;
+	return nw_register(ring, opcode, arg, nr_args);
+}
+
+NW_EXPORT const char *nowait_version(void)
+{
+	return NOWAIT_VERSION_STRING;
+}
+
+NW_EXPORT int nowait_version_check(int major, int minor)
+{
+	return NOWAIT_VERSION_MAJOR > major ||
+	       (NOWAIT_VERSION_MAJOR == major && NOWAIT_VERSION_MINOR >= minor);
+}

@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * io_uring_enter(GETEVENTS): wait until min_complete CQEs are in the ring,
+ * a timeout expires (-ETIME), a signal arrives (-EINTR) or CQEs were lost
+ * (-EBADR); a non-empty CQ turns -ETIME/-EINTR into 0 (kernel io_uring.c
+ * io_cqring_wait). The sigmask argument is applied for the sleep only,
+ * atomically, by ppoll. Each waiting thread sleeps on its own eventfd,
+ * listed on the ring, so a post wakes every waiter and no wakeup is eaten
+ * by another waiter.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include "internal.h"
+
+struct nw_waiter {
+	int fd;
+	struct nw_waiter *next, **pprev;
+};
+
+static __thread int thread_wake_fd = -1;
+
+/* Called after a CQ tail publish when waiters may be sleeping. */
+void nw_wake_waiters(struct nw_ring *ring)
+{
+	pthread_mutex_lock(&ring->wake_lock);
+	for (struct nw_waiter *w = ring->waiter_list; w; w = w->next)
+		eventfd_write(w->fd, 1);
+	pthread_mutex_unlock(&ring->wake_lock);
+}
+
+static void waiter_add(struct nw_ring *ring, struct nw_waiter *w)
+{
+	pthread_mutex_lock(&ring->wake_lock);
+	w->next = ring->waiter_list;
+	if (w->next)
+		w->next->pprev = &w->next;
+	w->pprev = &ring->waiter_list;
+	ring->waiter_list = w;
+	pthread_mutex_unlock(&ring->wake_lock);
+	/* Announce before re-checking the tail; cq_wake pairs with this. */
+	__atomic_add_fetch(&ring->waiters, 1, __ATOMIC_SEQ_CST);
+}
+
+static void waiter_del(struct nw_ring *ring, struct nw_waiter *w)
+{
+	__atomic_sub_fetch(&ring->waiters, 1, __ATOMIC_SEQ_CST);
+	pthread_mutex_lock(&ring->wake_lock);
+	*w->pprev = w->next;
+	if (w->next)
+		w->next->pprev = w->pprev;
+	pthread_mutex_unlock(&ring->wake_lock);
+}
+
+struct wait_args {
+	const void *sigp;
+	size_t sigsz;
+	const sigset_t *sig; /* NULL: keep the thread's mask */
+	sigset_t sigbuf;
+	bool has_deadline;
+	struct timespec deadline; /* CLOCK_MONOTONIC */
+};
+
+/*
+ * Read the enter argument, as io_get_ext_arg does before any wait: with
+ * EXT_ARG a struct io_uring_getevents_arg (size checked, pointers copied),
+ * else the sigset pointer itself. The timeout is made absolute now.
+ */
+static int get_ext_arg(unsigned int flags, const void *arg, size_t argsz,
+		       struct wait_args *wa)
+{
+	struct io_uring_getevents_arg ea;
+	struct __kernel_timespec ts;
+
+	wa->sigp = arg;
+	wa->sigsz = argsz;
+	wa->sig = NULL;
+	wa->has_deadline = false;
+	if (!(flags & IORING_ENTER_EXT_ARG))
+		return 0;
+	if (argsz != sizeof(ea))
+		return -EINVAL;
+	if (nw_copy_from_user(&ea, arg, sizeof(ea)))
+		return -EFAULT;
+	wa->sigp = (const void *)(uintptr_t)ea.sigmask;
+	wa->sigsz = ea.sigmask_sz;
+	if (!ea.ts)
+		return 0;
+	if (nw_copy_from_user(&ts, (void *)(uintptr_t)ea.ts, sizeof(ts)))
+		return -EFAULT;
+	if (ts.tv_sec < 0 || ts.tv_nsec < 0)
+		ts.tv_sec = ts.tv_nsec = 0;
+	clock_gettime(CLOCK_MONOTONIC, &wa->deadline);
+	wa->deadline.tv_sec += ts.tv_sec + ts.tv_nsec / 1000000000;
+	wa->deadline.tv_nsec += ts.tv_nsec % 1000000000;
+	if (wa->deadline.tv_nsec >= 1000000000) {
+		wa->deadline.tv_sec++;
+		wa->deadline.tv_nsec -= 1000000000;
+	}
+	wa->has_deadline = true;
+	return 0;
+}
+
+/* set_user_sigmask: only checked when the thread is about to sleep. */
+static int get_sigmask(struct wait_args *wa)
+{
+	if (!wa->sigp)
+		return 0;
+	if (wa->sigsz != _NSIG / 8)
+		return -EINVAL;
+	if (nw_copy_from_user(&wa->sigbuf, wa->sigp, _NSIG / 8))
+		return -EFAULT;
+	wa->sig = &wa->sigbuf;
+	return 0;
+}
+
+/* Time left until the deadline, clamped at zero. */
+static struct timespec time_left(const struct timespec *deadline)
+{
+	struct timespec now, left;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	left.tv_sec = deadline->tv_sec - now.tv_sec;
+	left.tv_nsec = deadline->tv_nsec - now.tv_nsec;
+	if (left.tv_nsec < 0) {
+		left.tv_sec--;
+		left.tv_nsec += 1000000000;
+	}
+	if (left.tv_sec < 0)
+		left.tv_sec = left.tv_nsec = 0;
+	return left;
+}
+
+static int sleep_once(int fd, const struct wait_args *wa)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct timespec left;
+	eventfd_t v;
+	int r;
+
+	if (wa->has_deadline)
+		left = time_left(&wa->deadline);
+	r = ppoll(&pfd, 1, wa->has_deadline ? &left : NULL, wa->sig);
+	if (r < 0)
+		return errno == EINTR ? -EINTR : -errno;
+	if (r == 0)
+		return -ETIME;
+	eventfd_read(fd, &v);
+	return 0;
+}
+
+static int thread_fd(void)
+{
+	if (thread_wake_fd < 0)
+		thread_wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	return thread_wake_fd;
+}
+
+/* True once the CQ tail reached target (wrap-safe). */
+static bool cq_reached(struct nw_ring *ring, unsigned int target)
+{
+	return (int)(load_acquire(ring->cq_tail) - target) >= 0;
+}
+
+int nw_wait(struct nw_ring *ring, unsigned int min_complete,
+	    unsigned int flags, const void *arg, size_t argsz)
+{
+	struct nw_waiter w;
+	struct wait_args wa;
+	unsigned int target;
+	int ret;
+
+	ret = get_ext_arg(flags, arg, argsz, &wa);
+	if (ret)
+		return ret;
+	if (min_complete > ring->cq_entries)
+		min_complete = ring->cq_entries;
+	nw_cq_flush_overflow(ring);
+	if (nw_cq_ready(ring) >= min_complete)
+		return 0;
+	ret = get_sigmask(&wa);
+	if (ret)
+		return ret;
+	w.fd = thread_fd();
+	if (w.fd < 0)
+		return -errno;
+	target = READ_ONCE(*ring->cq_head) + min_complete;
+	waiter_add(ring, &w);
+	for (;;) {
+		nw_cq_flush_overflow(ring);
+		if (cq_reached(ring, target))
+			break;
+		if (ring->cq_dropped) {
+			ring->cq_dropped = false;
+			ret = -EBADR;
+			break;
+		}
+		ret = sleep_once(w.fd, &wa);
+		if (ret)
+			break;
+	}
+	waiter_del(ring, &w);
+	return nw_cq_ready(ring) ? 0 : ret;
+}

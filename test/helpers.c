@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Test helpers: engine selection, the three calls routed to nowait or to the
+ * kernel, and a minimal raw ring (separate SQ and CQ maps, SQ index array,
+ * store-release of the tails and heads we own), independent of liburing.
+ */
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <nowait.h>
+#include "helpers.h"
+
+/* Bounded number of empty GETEVENTS returns t_wait_cqe tolerates. */
+#define T_WAIT_MAX_EMPTY 100000
+
+enum t_engine t_engine(void)
+{
+	static int cached = -1;
+	const char *e;
+
+	if (cached >= 0)
+		return cached;
+	e = getenv("NOWAIT_TEST_ENGINE");
+	if (!e || !*e || !strcmp(e, "user")) {
+		cached = T_ENGINE_USER;
+	} else if (!strcmp(e, "kernel")) {
+		cached = T_ENGINE_KERNEL;
+	} else {
+		fprintf(stderr, "NOWAIT_TEST_ENGINE=%s: expected user or kernel\n",
+			e);
+		exit(T_EXIT_FAIL);
+	}
+	return cached;
+}
+
+const char *t_engine_name(void)
+{
+	return t_engine() == T_ENGINE_KERNEL ? "kernel" : "user";
+}
+
+/* The value of kernel.io_uring_disabled, or 0 when the sysctl is absent. */
+static int t_io_uring_disabled(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/io_uring_disabled", "r");
+	int v = 0;
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%d", &v) != 1)
+		v = 0;
+	fclose(f);
+	return v;
+}
+
+void t_require_engine(void)
+{
+	struct io_uring_params p;
+	int fd;
+
+	if (t_engine() != T_ENGINE_KERNEL)
+		return;
+	if (t_io_uring_disabled() == 2) {
+		printf("skip: kernel.io_uring_disabled=2\n");
+		exit(T_EXIT_SKIP);
+	}
+	memset(&p, 0, sizeof(p));
+	fd = syscall(__NR_io_uring_setup, 1, &p);
+	if (fd < 0) {
+		if (errno == ENOSYS || errno == EPERM) {
+			printf("skip: kernel io_uring_setup: %s\n",
+			       strerror(errno));
+			exit(T_EXIT_SKIP);
+		}
+		fprintf(stderr, "kernel io_uring_setup(1): %s\n",
+			strerror(errno));
+		exit(T_EXIT_FAIL);
+	}
+	close(fd);
+}
+
+static void t_watchdog_fire(int sig)
+{
+	static const char msg[] = "watchdog: the test took too long "
+				  "(a wait that should return did not)\n";
+	ssize_t ret = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+
+	(void)ret;
+	(void)sig;
+	_exit(T_EXIT_FAIL);
+}
+
+void t_watchdog(unsigned int seconds)
+{
+	signal(SIGALRM, t_watchdog_fire);
+	alarm(seconds);
+}
+
+int t_setup(unsigned int entries, struct io_uring_params *p)
+{
+	long ret;
+
+	if (t_engine() == T_ENGINE_USER)
+		return nowait_setup(entries, p);
+	ret = syscall(__NR_io_uring_setup, entries, p);
+	return ret < 0 ? -errno : (int)ret;
+}
+
+int t_enter(int fd, unsigned int to_submit, unsigned int min_complete,
+	    unsigned int flags, const void *arg, size_t argsz)
+{
+	long ret;
+
+	if (t_engine() == T_ENGINE_USER)
+		return nowait_enter(fd, to_submit, min_complete, flags, arg,
+				    argsz);
+	ret = syscall(__NR_io_uring_enter, fd, to_submit, min_complete, flags,
+		      arg, argsz);
+	return ret < 0 ? -errno : (int)ret;
+}
+
+int t_register(int fd, unsigned int opcode, void *arg, unsigned int nr_args)
+{
+	long ret;
+
+	if (t_engine() == T_ENGINE_USER)
+		return nowait_register(fd, opcode, arg, nr_args);
+	ret = syscall(__NR_io_uring_register, fd, opcode, arg, nr_args);
+	return ret < 0 ? -errno : (int)ret;
+}
+
+static unsigned int t_sqe_shift(const struct t_ring *r)
+{
+	return (r->p.flags & IORING_SETUP_SQE128) ? 1 : 0;
+}
+
+static unsigned int t_cqe_shift(const struct t_ring *r)
+{
+	return (r->p.flags & IORING_SETUP_CQE32) ? 1 : 0;
+}
+
+static void *t_map(int fd, size_t sz, off_t off)
+{
+	void *ptr = mmap(NULL, sz, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_POPULATE, fd, off);
+
+	return ptr == MAP_FAILED ? NULL : ptr;
+}
+
+int t_ring_map(struct t_ring *r, int fd, const struct io_uring_params *p)
+{
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	r->fd = fd;
+	r->p = *p;
+
+	r->sq_sz = p->sq_off.array + p->sq_entries * sizeof(unsigned int);
+	r->cq_sz = p->cq_off.cqes +
+		   ((size_t)p->cq_entries << t_cqe_shift(r)) *
+			   sizeof(struct io_uring_cqe);
+	r->sqes_sz = ((size_t)p->sq_entries << t_sqe_shift(r)) *
+		     sizeof(struct io_uring_sqe);
+
+	/* One map for both rings only when the engine says they alias. */
+	if (p->features & IORING_FEAT_SINGLE_MMAP) {
+		if (r->cq_sz > r->sq_sz)
+			r->sq_sz = r->cq_sz;
+		r->cq_sz = r->sq_sz;
+	}
+	r->sq_ptr = t_map(fd, r->sq_sz, IORING_OFF_SQ_RING);
+	if (!r->sq_ptr)
+		goto fail;
+	if (p->features & IORING_FEAT_SINGLE_MMAP) {
+		r->cq_ptr = r->sq_ptr;
+	} else {
+		r->cq_ptr = t_map(fd, r->cq_sz, IORING_OFF_CQ_RING);
+		if (!r->cq_ptr)
+			goto fail;
+	}
+	r->sqes = t_map(fd, r->sqes_sz, IORING_OFF_SQES);
+	if (!r->sqes)
+		goto fail;
+
+	r->sq_head = (unsigned int *)((char *)r->sq_ptr + p->sq_off.head);
+	r->sq_tail = (unsigned int *)((char *)r->sq_ptr + p->sq_off.tail);
+	r->sq_mask = (unsigned int *)((char *)r->sq_ptr + p->sq_off.ring_mask);
+	r->sq_entries =
+		(unsigned int *)((char *)r->sq_ptr + p->sq_off.ring_entries);
+	r->sq_flags = (unsigned int *)((char *)r->sq_ptr + p->sq_off.flags);
+	r->sq_dropped = (unsigned int *)((char *)r->sq_ptr + p->sq_off.dropped);
+	r->sq_array = (unsigned int *)((char *)r->sq_ptr + p->sq_off.array);
+
+	r->cq_head = (unsigned int *)((char *)r->cq_ptr + p->cq_off.head);
+	r->cq_tail = (unsigned int *)((char *)r->cq_ptr + p->cq_off.tail);
+	r->cq_mask = (unsigned int *)((char *)r->cq_ptr + p->cq_off.ring_mask);
+	r->cq_entries =
+		(unsigned int *)((char *)r->cq_ptr + p->cq_off.ring_entries);
+	r->cq_overflow =
+		(unsigned int *)((char *)r->cq_ptr + p->cq_off.overflow);
+	r->cq_flags = (unsigned int *)((char *)r->cq_ptr + p->cq_off.flags);
+	r->cqes = (struct io_uring_cqe *)((char *)r->cq_ptr + p->cq_off.cqes);
+
+	r->sqe_tail = __atomic_load_n(r->sq_tail, __ATOMIC_RELAXED);
+	return 0;
+fail:
+	/* Leave the fd to the caller: unmap only what was mapped here. */
+	err = errno ? -errno : -ENOMEM;
+	r->fd = -1;
+	t_ring_exit(r);
+	return err;
+}
+
+int t_ring_init(struct t_ring *r, unsigned int entries,
+		struct io_uring_params *p)
+{
+	struct io_uring_params local;
+	int fd, ret;
+
+	memset(r, 0, sizeof(*r));
+	r->fd = -1;
+	if (!p) {
+		memset(&local, 0, sizeof(local));
+		p = &local;
+	}
+	fd = t_setup(entries, p);
+	if (fd < 0)
+		return fd;
+	ret = t_ring_map(r, fd, p);
+	if (ret)
+		close(fd);
+	return ret;
+}
+
+void t_ring_exit(struct t_ring *r)
+{
+	if (r->sqes)
+		munmap(r->sqes, r->sqes_sz);
+	if (r->cq_ptr && r->cq_ptr != r->sq_ptr)
+		munmap(r->cq_ptr, r->cq_sz);
+	if (r->sq_ptr)
+		munmap(r->sq_ptr, r->sq_sz);
+	if (r->fd >= 0)
+		close(r->fd);
+	memset(r, 0, sizeof(*r));
+	r->fd = -1;
+}
+
+struct io_uring_sqe *t_get_sqe(struct t_ring *r)
+{
+	unsigned int head = __atomic_load_n(r->sq_head, __ATOMIC_ACQUIRE);
+	struct io_uring_sqe *sqe;
+	size_t sz = sizeof(*sqe) << t_sqe_shift(r);
+
+	if (r->sqe_tail - head >= r->p.sq_entries)
+		return NULL;
+	sqe = &r->sqes[(r->sqe_tail & (r->p.sq_entries - 1)) << t_sqe_shift(r)];
+	memset(sqe, 0, sz);
+	r->sqe_tail++;
+	return sqe;
+}
+
+void t_prep_nop(struct io_uring_sqe *sqe, uint64_t user_data)
+{
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = IORING_OP_NOP;
+	sqe->fd = -1;
+	sqe->user_data = user_data;
+}
+
+unsigned int t_ring_flush(struct t_ring *r)
+{
+	unsigned int mask = r->p.sq_entries - 1;
+	unsigned int tail = __atomic_load_n(r->sq_tail, __ATOMIC_RELAXED);
+
+	/* Identity index array: slot i of the ring names SQE i. */
+	for (; tail != r->sqe_tail; tail++)
+		r->sq_array[tail & mask] = tail & mask;
+	__atomic_store_n(r->sq_tail, r->sqe_tail, __ATOMIC_RELEASE);
+	return r->sqe_tail - __atomic_load_n(r->sq_head, __ATOMIC_ACQUIRE);
+}
+
+int t_submit(struct t_ring *r)
+{
+	return t_enter(r->fd, t_ring_flush(r), 0, 0, NULL, 0);
+}
+
+int t_submit_and_wait(struct t_ring *r, unsigned int want)
+{
+	unsigned int pending = t_ring_flush(r);
+
+	return t_enter(r->fd, pending, want, want ? IORING_ENTER_GETEVENTS : 0,
+		       NULL, 0);
+}
+
+int t_peek_cqe(struct t_ring *r, struct io_uring_cqe *out)
+{
+	unsigned int head = __atomic_load_n(r->cq_head, __ATOMIC_RELAXED);
+	unsigned int tail = __atomic_load_n(r->cq_tail, __ATOMIC_ACQUIRE);
+	unsigned int idx;
+
+	if (head == tail)
+		return -EAGAIN;
+	idx = (head & (r->p.cq_entries - 1)) << t_cqe_shift(r);
+	*out = r->cqes[idx];
+	__atomic_store_n(r->cq_head, head + 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int t_wait_cqe(struct t_ring *r, struct io_uring_cqe *out)
+{
+	int i, ret;
+
+	for (i = 0; i < T_WAIT_MAX_EMPTY; i++) {
+		if (!t_peek_cqe(r, out))
+			return 0;
+		ret = t_enter(r->fd, 0, 1, IORING_ENTER_GETEVENTS, NULL, 0);
+		if (ret < 0)
+			return ret;
+	}
+	return -ETIME;
+}
+
+unsigned int t_cq_ready(struct t_ring *r)
+{
+	return __atomic_load_n(r->cq_tail, __ATOMIC_ACQUIRE) -
+	       __atomic_load_n(r->cq_head, __ATOMIC_RELAXED);
+}

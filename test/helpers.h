@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Test helpers: the t_ protocol of every test program.
+ *
+ * Tests are differential by construction: t_setup/t_enter/t_register go to
+ * nowait, or to the kernel's io_uring when NOWAIT_TEST_ENGINE=kernel. The
+ * runner runs each test program once per engine and expects the same
+ * verdict; a kernel run where io_uring is unavailable skips.
+ */
+#ifndef NW_TEST_HELPERS_H
+#define NW_TEST_HELPERS_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/io_uring.h>
+#include "compat.h"
+
+#define T_EXIT_PASS 0
+#define T_EXIT_FAIL 1
+#define T_EXIT_SKIP 77
+
+/* Assertions print both operands and the location, then abort. */
+#define T_ASSERT_OP(a, op, b)                                                  \
+	do {                                                                   \
+		long long _a = (long long)(a), _b = (long long)(b);            \
+		if (!(_a op _b)) {                                             \
+			fprintf(stderr, "%s:%d: [%s] %s %s %s (%lld vs %lld)\n", \
+				__FILE__, __LINE__, t_engine_name(), #a, #op,  \
+				#b, _a, _b);                                   \
+			abort();                                               \
+		}                                                              \
+	} while (0)
+#define T_ASSERT_EQ(a, b) T_ASSERT_OP(a, ==, b)
+#define T_ASSERT_NE(a, b) T_ASSERT_OP(a, !=, b)
+#define T_ASSERT_LT(a, b) T_ASSERT_OP(a, <, b)
+#define T_ASSERT_LE(a, b) T_ASSERT_OP(a, <=, b)
+#define T_ASSERT_GT(a, b) T_ASSERT_OP(a, >, b)
+#define T_ASSERT_GE(a, b) T_ASSERT_OP(a, >=, b)
+#define T_ASSERT(c) T_ASSERT_OP(!!(c), ==, 1)
+
+enum t_engine { T_ENGINE_USER, T_ENGINE_KERNEL };
+
+/* The engine this run tests (from NOWAIT_TEST_ENGINE, default user). */
+enum t_engine t_engine(void);
+const char *t_engine_name(void);
+/* Exit with T_EXIT_SKIP when the selected engine is not available here. */
+void t_require_engine(void);
+/* Fail (exit 1, with a message) if the test runs longer than seconds. */
+void t_watchdog(unsigned int seconds);
+
+/* The three calls, routed to the selected engine; -errno on failure. */
+int t_setup(unsigned int entries, struct io_uring_params *p);
+int t_enter(int fd, unsigned int to_submit, unsigned int min_complete,
+	    unsigned int flags, const void *arg, size_t argsz);
+int t_register(int fd, unsigned int opcode, void *arg, unsigned int nr_args);
+
+/* A raw ring mapped the way liburing maps it (separate SQ and CQ maps). */
+struct t_ring {
+	int fd;
+	struct io_uring_params p;
+	unsigned int *sq_head, *sq_tail, *sq_mask, *sq_entries, *sq_flags;
+	unsigned int *sq_dropped, *sq_array;
+	unsigned int *cq_head, *cq_tail, *cq_mask, *cq_entries, *cq_overflow;
+	unsigned int *cq_flags;
+	struct io_uring_sqe *sqes;
+	struct io_uring_cqe *cqes;
+	unsigned int sqe_tail; /* local tail, published by t_ring_flush */
+	void *sq_ptr, *cq_ptr;
+	size_t sq_sz, cq_sz, sqes_sz;
+};
+
+/* Set up and map a ring; returns 0 or -errno (setup's error). */
+int t_ring_init(struct t_ring *r, unsigned int entries,
+		struct io_uring_params *p);
+/* Map an already set-up ring fd (p as setup returned it): 0 or -errno. */
+int t_ring_map(struct t_ring *r, int fd, const struct io_uring_params *p);
+void t_ring_exit(struct t_ring *r);
+/* Next free SQE, zeroed, or NULL when the SQ is full. */
+struct io_uring_sqe *t_get_sqe(struct t_ring *r);
+/* Fill an SQE as io_uring_prep_nop would, with user_data. */
+void t_prep_nop(struct io_uring_sqe *sqe, uint64_t user_data);
+/* Publish the local SQ tail; returns how many SQEs are pending. */
+unsigned int t_ring_flush(struct t_ring *r);
+/* Publish and enter with to_submit = pending; returns enter's result. */
+int t_submit(struct t_ring *r);
+int t_submit_and_wait(struct t_ring *r, unsigned int want);
+/* Take the next CQE into *out without blocking: 0, or -EAGAIN when empty. */
+int t_peek_cqe(struct t_ring *r, struct io_uring_cqe *out);
+/* Wait (GETEVENTS, min_complete 1) for one CQE and take it: 0 or -errno. */
+int t_wait_cqe(struct t_ring *r, struct io_uring_cqe *out);
+/* Number of CQEs the ring holds. */
+unsigned int t_cq_ready(struct t_ring *r);
+
+#endif

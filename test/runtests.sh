@@ -1,0 +1,94 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Run every $B/test/*.t under timeout and print one line per run, then the
+# summary line CI reads. unit-* tests run once; the others run once per
+# engine (NOWAIT_TEST_ENGINE=user and =kernel). Exit 77 means skip.
+#
+# Environment: B (build dir, default build), T (run only this test name),
+# TIMEOUT (seconds per run, default 60).
+
+B=${B:-build}
+TIMEOUT=${TIMEOUT:-60}
+T=${T:-}
+
+passed=0
+failed=0
+skipped=0
+failures=()
+
+# run_one NAME ENGINE: run one program, print its verdict line.
+run_one() {
+	local name=$1 engine=$2 prog=$B/test/$1.t label out start end rc secs
+
+	if [ -n "$engine" ]; then
+		label="$name [$engine]"
+	else
+		label="$name"
+	fi
+	out=$(mktemp "${TMPDIR:-/tmp}/nowait-test.XXXXXX")
+	start=$(date +%s.%N)
+	if [ -n "$engine" ]; then
+		NOWAIT_TEST_ENGINE=$engine timeout -k 5 "$TIMEOUT" "$prog" \
+			>"$out" 2>&1
+	else
+		timeout -k 5 "$TIMEOUT" "$prog" >"$out" 2>&1
+	fi
+	rc=$?
+	end=$(date +%s.%N)
+	secs=$(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.2f", e - s }')
+
+	case $rc in
+	0)
+		printf 'PASS  %s  %s s\n' "$label" "$secs"
+		passed=$((passed + 1))
+		;;
+	77)
+		printf 'SKIP  %s  (%s)\n' "$label" \
+			"$(tail -n 1 "$out" | tr -d '\n')"
+		skipped=$((skipped + 1))
+		;;
+	124 | 137)
+		printf 'TIME  %s  (> %s s)\n' "$label" "$TIMEOUT"
+		tail -n 20 "$out" | sed 's/^/    /'
+		failed=$((failed + 1))
+		failures+=("$label")
+		;;
+	*)
+		printf 'FAIL  %s  (exit %d)\n' "$label" "$rc"
+		tail -n 20 "$out" | sed 's/^/    /'
+		failed=$((failed + 1))
+		failures+=("$label")
+		;;
+	esac
+	rm -f "$out"
+}
+
+shopt -s nullglob
+progs=("$B"/test/*.t)
+if [ -n "$T" ]; then
+	progs=("$B/test/${T%.t}.t")
+	if [ ! -x "${progs[0]}" ]; then
+		printf 'FAIL  %s  (no such test program %s)\n' "$T" "${progs[0]}"
+		failed=1
+		progs=()
+	fi
+fi
+
+for prog in "${progs[@]}"; do
+	name=$(basename "$prog" .t)
+	case $name in
+	unit-*)
+		run_one "$name" ""
+		;;
+	*)
+		run_one "$name" user
+		run_one "$name" kernel
+		;;
+	esac
+done
+
+if [ "$failed" -gt 0 ] && [ "${#failures[@]}" -gt 0 ]; then
+	printf 'Failed: %s\n' "$(IFS=,; echo "${failures[*]}" | sed 's/,/, /g')"
+fi
+echo "TESTS: $passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]
