@@ -158,9 +158,28 @@ static void cq_wake(struct nw_ring *ring)
 		nw_wake_waiters(ring);
 }
 
+/*
+ * Start a submit batch. On a lockless ring with no backlog, reserve the
+ * CQ room the program has left us, so that inline completions go straight
+ * into the ring (16-byte CQEs only).
+ */
+void nw_cq_begin_batch(struct nw_ring *ring)
+{
+	if (ring->lockless_cq && !ring->ovf_head && ring->cqe_shift == 4)
+		ring->cq_room = cq_space(ring);
+}
+
 /* Write the inline batch: one lock, one tail publish, one wakeup. */
 void nw_cq_flush_batch(struct nw_ring *ring)
 {
+	if (ring->cq_room ||
+	    ring->cached_cq_tail != READ_ONCE(*ring->cq_tail)) {
+		ring->cq_room = 0;
+		if (!ring->nr_batch) {
+			cq_commit(ring, false);
+			return;
+		}
+	}
 	if (!ring->nr_batch)
 		return;
 	nw_cq_lock(ring);
@@ -219,7 +238,8 @@ unsigned int nw_cq_ready(struct nw_ring *ring)
 	return n > ring->cq_entries ? ring->cq_entries : n;
 }
 
-static void batch_add(struct nw_ring *ring, const struct nw_req *req, int res)
+/* The batch path of nw_cq_add: no reserved room left. */
+void nw_cq_add_batch(struct nw_ring *ring, const struct nw_req *req, int res)
 {
 	struct nw_cqe *c;
 
@@ -251,7 +271,7 @@ static void fail_links(struct nw_ring *ring, struct nw_req *req)
 
 		next = link->link;
 		if (!ignore)
-			batch_add(ring, link, res);
+			nw_cq_add(ring, link, res);
 		nw_req_free(ring, link);
 	}
 }
@@ -267,7 +287,7 @@ struct nw_req *nw_req_complete_inline(struct nw_req *req)
 	struct nw_req *next = req->link;
 
 	if (likely(!(req->flags & NW_REQ_F_CQE_SKIP)))
-		batch_add(ring, req, req->res);
+		nw_cq_add(ring, req, req->res);
 	if (unlikely(next)) {
 		if ((req->flags & NW_REQ_F_FAIL) &&
 		    !(req->sqe_flags & IOSQE_IO_HARDLINK)) {

@@ -130,6 +130,7 @@ struct nw_ring {
 	struct nw_req *req_cache;
 	struct nw_cqe batch[NW_CQE_BATCH];
 	unsigned int nr_batch;
+	unsigned int cq_room; /* lockless rings: CQ slots reserved for us */
 	struct nw_req *link_head, *link_tail; /* chain being assembled */
 
 	/* Completion side, under cq_lock (not taken when lockless_cq). */
@@ -174,6 +175,8 @@ void nw_register_atfork(void);
 /* complete.c */
 struct nw_req *nw_req_complete_inline(struct nw_req *req);
 void nw_req_set_fail(struct nw_req *req, int res);
+void nw_cq_begin_batch(struct nw_ring *ring);
+void nw_cq_add_batch(struct nw_ring *ring, const struct nw_req *req, int res);
 void nw_cq_flush_batch(struct nw_ring *ring);
 void nw_cq_post(struct nw_ring *ring, const struct nw_cqe *cqe);
 bool nw_cq_flush_overflow(struct nw_ring *ring);
@@ -182,6 +185,27 @@ void nw_cq_lock(struct nw_ring *ring);
 void nw_cq_unlock(struct nw_ring *ring);
 struct nw_req *nw_req_alloc(struct nw_ring *ring);
 void nw_req_free(struct nw_ring *ring, struct nw_req *req);
+
+/*
+ * Queue req's CQE (with res) into the current submit batch. Lockless rings
+ * write straight into the CQ room reserved by nw_cq_begin_batch.
+ */
+static inline void nw_cq_add(struct nw_ring *ring, const struct nw_req *req,
+			     int res)
+{
+	if (likely(ring->cq_room)) {
+		unsigned int slot = ring->cached_cq_tail++ & ring->cq_mask;
+		struct io_uring_cqe *cqe =
+			(void *)(ring->cqes + ((size_t)slot << 4));
+
+		ring->cq_room--;
+		cqe->user_data = req->user_data;
+		cqe->res = res;
+		cqe->flags = req->cflags;
+		return;
+	}
+	nw_cq_add_batch(ring, req, res);
+}
 
 /* wait.c */
 int nw_wait(struct nw_ring *ring, unsigned int min_complete,

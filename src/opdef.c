@@ -11,6 +11,7 @@
 const struct nw_opdef nw_opdefs[NW_OP_LAST] = {
 	[IORING_OP_NOP] = {
 		.name		= "NOP",
+		.always_inline	= 1,
 		.prep		= nw_nop_prep,
 		.issue		= nw_nop_issue,
 	},

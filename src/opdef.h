@@ -18,6 +18,7 @@ struct nw_opdef {
 	unsigned blocking : 1; /* always runs on the worker pool */
 	unsigned buffer_select : 1; /* accepts IOSQE_BUFFER_SELECT */
 	unsigned ioprio : 1; /* accepts sqe->ioprio */
+	unsigned always_inline : 1; /* never queues: may run on a stack req */
 	/* Validate the SQE and copy what issue needs. Runs on the submitter. */
 	int (*prep)(struct nw_req *req, const struct io_uring_sqe *sqe);
 	/* Do the operation: NW_COMPLETE, NW_QUEUED, NW_RETRY or -errno. */
