@@ -43,8 +43,8 @@ TEST_SRCS  := $(filter-out test/helpers.c,$(wildcard test/*.c))
 TEST_PROGS := $(TEST_SRCS:test/%.c=$(B)/test/%.t)
 BENCH_SRCS := $(wildcard bench/*.c)
 
-HAVE_LIBURING := $(shell printf '\#include <liburing.h>\nint main(void){return 0;}' | \
-		   $(CC) -x c - -o /dev/null -luring 2>/dev/null && echo 1)
+HAVE_LIBURING := $(shell echo 'int main(void){return 0;}' | $(CC) -x c \
+		   -include liburing.h - -o /dev/null -luring 2>/dev/null && echo 1)
 ifeq ($(HAVE_LIBURING),1)
 TEST_CFLAGS := -DHAVE_LIBURING=1
 TEST_LIBS   := -luring

@@ -160,8 +160,10 @@ static inline struct io_uring_sqe *nw_sqe_at(struct nw_ring *ring,
 				       ((size_t)idx << ring->sqe_shift));
 }
 
-/* ringfd.c: find the ring behind a program's fd. */
+/* ringfd.c: find the ring behind a program's fd (always with fstat). */
 int nw_ring_lookup(int fd, struct nw_ring **ringp);
+/* The same through the per-fd cache, for the submit hot path. */
+int nw_ring_lookup_cached(int fd, struct nw_ring **ringp);
 void nw_ring_add(struct nw_ring *ring, int fd);
 /* setup.c */
 int nw_setup(unsigned int entries, struct io_uring_params *p);

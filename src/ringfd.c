@@ -3,10 +3,11 @@
  * Ring fd -> struct nw_ring. A ring is identified by its memfd's inode, not
  * by the fd number, because programs dup the ring fd and close the
  * original. A system call on every enter would cost more than the whole
- * NOP batch, so the mapping is cached per fd number and revalidated with
- * fstat on a cache miss and every NW_REVALIDATE calls; a stale entry (the
- * program closed the ring fd and reused the number) is caught at the next
- * revalidation. Also: small process-wide helpers (tid cache, fault-safe
+ * NOP batch, so submitting enters use a mapping cached per fd number,
+ * revalidated with fstat every NW_REVALIDATE calls; every other call (enter
+ * without SQEs, register) looks the fd up afresh. A stale entry (the
+ * program closed the ring fd and reused the number) can thus only serve a
+ * submitting enter, until the next revalidation or nowait_setup. Also: small process-wide helpers (tid cache, fault-safe
  * user copies).
  */
 #include <errno.h>
@@ -125,6 +126,11 @@ static int lookup_slow(int fd, struct nw_ring **ringp)
 }
 
 int nw_ring_lookup(int fd, struct nw_ring **ringp)
+{
+	return lookup_slow(fd, ringp);
+}
+
+int nw_ring_lookup_cached(int fd, struct nw_ring **ringp)
 {
 	struct nw_ring *ring;
 

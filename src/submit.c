@@ -213,6 +213,7 @@ static const struct io_uring_sqe *next_sqe(struct nw_ring *ring)
 int nw_submit_sqes(struct nw_ring *ring, unsigned int nr)
 {
 	unsigned int entries, left, ret;
+	bool no_req = false;
 
 	entries = load_acquire(ring->sq_tail) - ring->cached_sq_head;
 	if (entries > ring->sq_entries)
@@ -235,6 +236,7 @@ int nw_submit_sqes(struct nw_ring *ring, unsigned int nr)
 			req = nw_req_alloc(ring);
 			if (unlikely(!req)) {
 				ring->cached_sq_head--; /* not consumed */
+				no_req = true;
 				break;
 			}
 			req->ring = ring;
@@ -257,7 +259,7 @@ int nw_submit_sqes(struct nw_ring *ring, unsigned int nr)
 	nw_cq_flush_batch(ring);
 	store_release(ring->sq_head, ring->cached_sq_head);
 	ret -= left;
-	if (!ret && left && !ring->req_cache)
+	if (!ret && no_req)
 		return -EAGAIN;
 	return (int)ret;
 }

@@ -44,7 +44,10 @@ NW_EXPORT int nowait_enter(int fd, unsigned int to_submit,
 
 	if (unlikely(flags & ~NW_ENTER_FLAGS))
 		return -EINVAL;
-	ret2 = nw_ring_lookup(fd, &ring);
+	if (likely(to_submit))
+		ret2 = nw_ring_lookup_cached(fd, &ring);
+	else
+		ret2 = nw_ring_lookup(fd, &ring);
 	if (unlikely(ret2))
 		return ret2;
 	if (unlikely(READ_ONCE(ring->disabled)))
@@ -69,8 +72,12 @@ NW_EXPORT int nowait_register(int fd, unsigned int opcode, void *arg,
 			      unsigned int nr_args)
 {
 	struct nw_ring *ring;
-	int ret = nw_ring_lookup(fd, &ring);
+	int ret;
 
+	/* fd -1 is for "blind" opcodes that need no ring; none are built. */
+	if (fd == -1)
+		return -EINVAL;
+	ret = nw_ring_lookup(fd, &ring);
 	if (ret)
 		return ret;
 	return nw_register(ring, opcode, arg, nr_args);
