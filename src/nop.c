@@ -46,7 +46,8 @@ int nw_nop_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 }
 
 /* The uncommon NOP: a file to check, a buffer to check, a result to inject. */
-static int nop_issue_flags(struct nw_req *req, struct nw_nop *nop)
+static __attribute__((noinline, cold)) int
+nop_issue_flags(struct nw_req *req, struct nw_nop *nop)
 {
 	int ret = 0;
 

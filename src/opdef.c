@@ -17,3 +17,13 @@ const struct nw_opdef nw_opdefs[NW_OP_LAST] = {
 	},
 };
 /* clang-format on */
+
+bool nw_op_always_inline[256];
+
+/* Derive the fast-path lookup from the table, once, at load time. */
+__attribute__((constructor)) static void opdef_init(void)
+{
+	for (unsigned int op = 0; op < NW_OP_LAST; op++)
+		nw_op_always_inline[op] = nw_opdefs[op].always_inline &&
+					  nw_opdefs[op].issue;
+}

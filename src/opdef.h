@@ -29,6 +29,12 @@ struct nw_opdef {
 
 extern const struct nw_opdef nw_opdefs[NW_OP_LAST];
 
+/*
+ * always_inline of every byte value, so the submit fast path tests an
+ * opcode with one load and no range check (filled from the table).
+ */
+extern bool nw_op_always_inline[256];
+
 /* True when the engine implements the opcode (what the probe reports). */
 static inline bool nw_op_supported(unsigned int opcode)
 {

@@ -128,18 +128,18 @@ static void submit_fail_init(struct nw_ring *ring, struct nw_req *req, int ret)
 static inline int submit_fast(struct nw_ring *ring,
 			      const struct io_uring_sqe *sqe)
 {
-	unsigned int opcode = READ_ONCE(sqe->opcode);
+	/* opcode, flags and ioprio in one load: flags and ioprio must be 0 */
+	uint32_t head = READ_ONCE(*(const uint32_t *)sqe);
+	unsigned int opcode = head & 0xff;
 	const struct nw_opdef *def;
 	struct nw_req req;
 	int ret;
 
-	if (unlikely(opcode >= NW_OP_LAST || READ_ONCE(sqe->flags) ||
-		     ring->link_head || ring->cqe_shift != 4))
+	if (unlikely((head & 0xffffff00) || !nw_op_always_inline[opcode] ||
+		     READ_ONCE(sqe->personality) || ring->link_head ||
+		     ring->cqe_shift != 4))
 		return -1;
 	def = &nw_opdefs[opcode];
-	if (unlikely(!def->always_inline || READ_ONCE(sqe->ioprio) ||
-		     READ_ONCE(sqe->personality)))
-		return -1;
 	req.ring = ring;
 	req.opcode = opcode;
 	req.sqe_flags = 0;
