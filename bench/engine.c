@@ -64,6 +64,29 @@ static void *map_region(int fd, size_t size, off_t off, int *err)
 	return p;
 }
 
+/* Point into the mapped rings at the offsets the engine gave. */
+static void ring_point(struct bench_ring *r, const struct io_uring_params *p)
+{
+	char *sq = r->sq_ptr, *cq = r->cq_ptr;
+
+	r->sq_khead = (unsigned int *)(sq + p->sq_off.head);
+	r->sq_ktail = (unsigned int *)(sq + p->sq_off.tail);
+	r->sq_kflags = (unsigned int *)(sq + p->sq_off.flags);
+	r->sq_array = (unsigned int *)(sq + p->sq_off.array);
+	r->sq_mask = *(unsigned int *)(sq + p->sq_off.ring_mask);
+	r->sq_entries = *(unsigned int *)(sq + p->sq_off.ring_entries);
+	r->sqe_head = r->sqe_tail = *r->sq_ktail;
+
+	r->cq_khead = (unsigned int *)(cq + p->cq_off.head);
+	r->cq_ktail = (unsigned int *)(cq + p->cq_off.tail);
+	r->cq_kflags = NULL;
+	if (p->cq_off.flags)
+		r->cq_kflags = (unsigned int *)(cq + p->cq_off.flags);
+	r->cq_mask = *(unsigned int *)(cq + p->cq_off.ring_mask);
+	r->cq_entries = *(unsigned int *)(cq + p->cq_off.ring_entries);
+	r->cqes = (struct io_uring_cqe *)(cq + p->cq_off.cqes);
+}
+
 /* Map the three regions at the kernel's offsets and point into them. */
 static int ring_map(struct bench_ring *r, const struct io_uring_params *p)
 {
@@ -89,20 +112,7 @@ static int ring_map(struct bench_ring *r, const struct io_uring_params *p)
 	if (!r->sqes)
 		return err;
 
-	r->sq_khead = r->sq_ptr + p->sq_off.head;
-	r->sq_ktail = r->sq_ptr + p->sq_off.tail;
-	r->sq_kflags = r->sq_ptr + p->sq_off.flags;
-	r->sq_array = r->sq_ptr + p->sq_off.array;
-	r->sq_mask = *(unsigned int *)(r->sq_ptr + p->sq_off.ring_mask);
-	r->sq_entries = *(unsigned int *)(r->sq_ptr + p->sq_off.ring_entries);
-	r->sqe_head = r->sqe_tail = *r->sq_ktail;
-
-	r->cq_khead = r->cq_ptr + p->cq_off.head;
-	r->cq_ktail = r->cq_ptr + p->cq_off.tail;
-	r->cq_kflags = p->cq_off.flags ? r->cq_ptr + p->cq_off.flags : NULL;
-	r->cq_mask = *(unsigned int *)(r->cq_ptr + p->cq_off.ring_mask);
-	r->cq_entries = *(unsigned int *)(r->cq_ptr + p->cq_off.ring_entries);
-	r->cqes = r->cq_ptr + p->cq_off.cqes;
+	ring_point(r, p);
 	return 0;
 }
 

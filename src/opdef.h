@@ -19,6 +19,12 @@ struct nw_opdef {
 	unsigned buffer_select : 1; /* accepts IOSQE_BUFFER_SELECT */
 	unsigned ioprio : 1; /* accepts sqe->ioprio */
 	unsigned always_inline : 1; /* never queues: may run on a stack req */
+	/*
+	 * Optional: prep and issue in one call for the common, flag-free
+	 * form of an always-inline op. Returns 0 with *res set, or -1 to
+	 * send the SQE down the general path (which validates it fully).
+	 */
+	int (*fast)(const struct io_uring_sqe *sqe, int32_t *res);
 	/* Validate the SQE and copy what issue needs. Runs on the submitter. */
 	int (*prep)(struct nw_req *req, const struct io_uring_sqe *sqe);
 	/* Do the operation: NW_COMPLETE, NW_QUEUED, NW_RETRY or -errno. */
@@ -30,10 +36,11 @@ struct nw_opdef {
 extern const struct nw_opdef nw_opdefs[NW_OP_LAST];
 
 /*
- * always_inline of every byte value, so the submit fast path tests an
- * opcode with one load and no range check (filled from the table).
+ * always_inline and fast of every byte value, so the submit fast path
+ * tests an opcode with one load and no range check (filled from the table).
  */
 extern bool nw_op_always_inline[256];
+extern int (*nw_op_fast[256])(const struct io_uring_sqe *sqe, int32_t *res);
 
 /* True when the engine implements the opcode (what the probe reports). */
 static inline bool nw_op_supported(unsigned int opcode)
