@@ -51,13 +51,13 @@
 #endif
 
 /* The SQE flag bits the engine knows (IOSQE_*_BIT 0..6). */
-#define NW_SQE_VALID_FLAGS                                                     \
-	(IOSQE_FIXED_FILE | IOSQE_IO_DRAIN | IOSQE_IO_LINK |                   \
-	 IOSQE_IO_HARDLINK | IOSQE_ASYNC | IOSQE_BUFFER_SELECT |               \
+#define NW_SQE_VALID_FLAGS                                       \
+	(IOSQE_FIXED_FILE | IOSQE_IO_DRAIN | IOSQE_IO_LINK |     \
+	 IOSQE_IO_HARDLINK | IOSQE_ASYNC | IOSQE_BUFFER_SELECT | \
 	 IOSQE_CQE_SKIP_SUCCESS)
 
 /* Kernel limits (io_uring.c). */
-#define NW_MAX_ENTRIES 32768U
+#define NW_MAX_ENTRIES	  32768U
 #define NW_MAX_CQ_ENTRIES (2U * NW_MAX_ENTRIES)
 
 /*

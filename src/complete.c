@@ -83,7 +83,8 @@ void nw_cq_unlock(struct nw_ring *ring)
 /* Free CQ slots as the program's head says; a bogus head gives 0. */
 static unsigned int cq_space(struct nw_ring *ring)
 {
-	unsigned int queued = ring->cached_cq_tail - load_acquire(ring->cq_head);
+	unsigned int queued =
+		ring->cached_cq_tail - load_acquire(ring->cq_head);
 
 	return queued >= ring->cq_entries ? 0 : ring->cq_entries - queued;
 }
@@ -109,7 +110,8 @@ static void cq_overflow(struct nw_ring *ring, const struct nw_cqe *c)
 	struct nw_ovf *ovf = malloc(sizeof(*ovf));
 
 	if (unlikely(!ovf)) {
-		WRITE_ONCE(*ring->cq_overflow, READ_ONCE(*ring->cq_overflow) + 1);
+		WRITE_ONCE(*ring->cq_overflow,
+			   READ_ONCE(*ring->cq_overflow) + 1);
 		ring->cq_dropped = true;
 		return;
 	}
@@ -148,14 +150,21 @@ static void cq_commit(struct nw_ring *ring, bool from_worker)
 	}
 }
 
-/* Waiters check the tail after announcing themselves; pair with that. */
+/*
+ * Waiters announce themselves, then check the tail; posters publish, then
+ * check for waiters. The RMW is a full barrier between the two sides.
+ */
+static void ring_wake(struct nw_ring *ring)
+{
+	if (unlikely(__atomic_fetch_add(&ring->waiters, 0, __ATOMIC_SEQ_CST)))
+		nw_wake_waiters(ring);
+}
+
 static void cq_wake(struct nw_ring *ring)
 {
-	if (ring->lockless_cq)
-		return;
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (unlikely(__atomic_load_n(&ring->waiters, __ATOMIC_RELAXED)))
-		nw_wake_waiters(ring);
+	/* On lockless rings the only waiter is the poster itself. */
+	if (!ring->lockless_cq)
+		ring_wake(ring);
 }
 
 /*
@@ -176,7 +185,8 @@ void nw_cq_flush_batch(struct nw_ring *ring)
 	    ring->cached_cq_tail != READ_ONCE(*ring->cq_tail)) {
 		ring->cq_room = 0;
 		if (!ring->nr_batch) {
-			cq_commit(ring, false);
+			cq_commit(ring, ring->batch_async);
+			ring->batch_async = false;
 			return;
 		}
 	}
@@ -184,9 +194,10 @@ void nw_cq_flush_batch(struct nw_ring *ring)
 		return;
 	nw_cq_lock(ring);
 	cq_fill(ring, ring->batch, ring->nr_batch);
-	cq_commit(ring, false);
+	cq_commit(ring, ring->batch_async);
 	nw_cq_unlock(ring);
 	ring->nr_batch = 0;
+	ring->batch_async = false;
 	cq_wake(ring);
 }
 
@@ -232,8 +243,8 @@ bool nw_cq_flush_overflow(struct nw_ring *ring)
 /* CQEs the program can see now (clamped like the kernel's). */
 unsigned int nw_cq_ready(struct nw_ring *ring)
 {
-	unsigned int n = load_acquire(ring->cq_tail) -
-			 load_acquire(ring->cq_head);
+	unsigned int n =
+		load_acquire(ring->cq_tail) - load_acquire(ring->cq_head);
 
 	return n > ring->cq_entries ? ring->cq_entries : n;
 }
@@ -266,8 +277,8 @@ static void fail_links(struct nw_ring *ring, struct nw_req *req)
 
 	req->link = NULL;
 	for (; link; link = next) {
-		int res = (link->flags & NW_REQ_F_FAIL) ? link->res :
-							  -ECANCELED;
+		int res =
+			(link->flags & NW_REQ_F_FAIL) ? link->res : -ECANCELED;
 
 		next = link->link;
 		if (!ignore)
@@ -298,4 +309,67 @@ struct nw_req *nw_req_complete_inline(struct nw_req *req)
 	}
 	nw_req_free(ring, req);
 	return next;
+}
+
+/*
+ * Hand a request finished off the submit side (by a worker or the reactor)
+ * to the submit side, which posts its CQE and carries on with its chain,
+ * like the kernel's task_work. Lockless (DEFER_TASKRUN) rings complete it
+ * only inside enter; other rings complete it now if the submit side is
+ * free, else its holder does before letting go.
+ */
+void nw_req_complete_async(struct nw_req *req)
+{
+	struct nw_ring *ring = req->ring;
+	struct nw_req *old = __atomic_load_n(&ring->tw_head, __ATOMIC_RELAXED);
+
+	do {
+		req->tw_next = old;
+	} while (!__atomic_compare_exchange_n(&ring->tw_head, &old, req, true,
+					      __ATOMIC_SEQ_CST,
+					      __ATOMIC_RELAXED));
+	if (!ring->lockless_cq) {
+		nw_run_tw_trylock(ring);
+		return;
+	}
+	/* DEFER_TASKRUN: the eventfd hears of queued work, not of CQEs. */
+	if (!old && ring->evfd >= 0 &&
+	    !(READ_ONCE(*ring->cq_flags) & IORING_CQ_EVENTFD_DISABLED))
+		eventfd_write(ring->evfd, 1);
+	ring_wake(ring);
+}
+
+void nw_run_tw(struct nw_ring *ring)
+{
+	struct nw_req *list, *fifo = NULL, *next;
+
+	if (!__atomic_load_n(&ring->tw_head, __ATOMIC_ACQUIRE))
+		return;
+	list = __atomic_exchange_n(&ring->tw_head, NULL, __ATOMIC_ACQUIRE);
+	for (; list; list = next) {
+		next = list->tw_next;
+		list->tw_next = fifo;
+		fifo = list;
+	}
+	for (; fifo; fifo = next) {
+		struct nw_req *link;
+
+		next = fifo->tw_next;
+		if (fifo->flags & NW_REQ_F_WORKER)
+			ring->batch_async = true;
+		link = nw_req_complete_inline(fifo);
+		if (link)
+			nw_issue_chain(link);
+	}
+}
+
+void nw_run_tw_trylock(struct nw_ring *ring)
+{
+	while (__atomic_load_n(&ring->tw_head, __ATOMIC_SEQ_CST)) {
+		if (pthread_mutex_trylock(&ring->submit_lock))
+			return; /* the holder runs it before unlocking */
+		nw_run_tw(ring);
+		nw_cq_flush_batch(ring);
+		pthread_mutex_unlock(&ring->submit_lock);
+	}
 }

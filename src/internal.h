@@ -23,14 +23,15 @@
 #include <sys/types.h>
 #include <linux/io_uring.h>
 #include "compat.h"
+#include "iowq.h"
 
-#define likely(x) __builtin_expect(!!(x), 1)
-#define unlikely(x) __builtin_expect(!!(x), 0)
-#define READ_ONCE(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
-#define WRITE_ONCE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
-#define load_acquire(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define likely(x)	    __builtin_expect(!!(x), 1)
+#define unlikely(x)	    __builtin_expect(!!(x), 0)
+#define READ_ONCE(x)	    __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define WRITE_ONCE(x, v)    __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+#define load_acquire(p)	    __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define store_release(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
-#define container_of(ptr, type, member)                                       \
+#define container_of(ptr, type, member) \
 	((type *)((char *)(ptr)-offsetof(type, member)))
 #define NW_BUG_ON(c) ((c) ? nw_bug(__FILE__, __LINE__, #c) : (void)0)
 
@@ -42,8 +43,8 @@ int nw_err(long r);
 
 /* Return values of an opdef's issue(): see opdef.h. */
 enum {
-	NW_COMPLETE = 0, /* req->res holds the result: post the CQE */
-	NW_QUEUED = 1, /* the op took ownership and completes later */
+	NW_COMPLETE = 0,    /* req->res holds the result: post the CQE */
+	NW_QUEUED = 1,	    /* the op took ownership and completes later */
 	NW_RETRY = -EAGAIN, /* would block: arm readiness or punt */
 };
 
@@ -51,10 +52,12 @@ enum {
 #define NW_ISSUE_F_NONBLOCK (1U << 0) /* inline, must not block */
 
 /* Request flags. */
-#define NW_REQ_F_FAIL (1U << 0) /* failed: breaks a (non-hard) link */
-#define NW_REQ_F_INIT_FAIL (1U << 1) /* failed at init: own res to links */
+#define NW_REQ_F_FAIL		(1U << 0) /* failed: breaks a (non-hard) link */
+#define NW_REQ_F_INIT_FAIL	(1U << 1) /* failed at init: own res to links */
 #define NW_REQ_F_SKIP_LINK_CQES (1U << 2) /* suppress followers' CQEs */
-#define NW_REQ_F_CQE_SKIP (1U << 3) /* no CQE on success */
+#define NW_REQ_F_CQE_SKIP	(1U << 3) /* no CQE on success */
+#define NW_REQ_F_WORKER		(1U << 4) /* completed by a worker (EVENTFD_ASYNC) */
+#define NW_REQ_F_REG_FILE	(1U << 5) /* the fd is a regular file */
 
 /*
  * One CQE as the engine carries it before it reaches the ring; big[] is
@@ -89,7 +92,9 @@ struct nw_req {
 	int32_t fd;
 	int32_t res;
 	uint32_t cflags;
-	uint64_t big[2]; /* CQE32 extra words */
+	uint64_t big[2];	/* CQE32 extra words */
+	struct nw_req *tw_next; /* on ring->tw_head, completed elsewhere */
+	struct nw_work work;	/* on the worker pool */
 	/* Per-op private state (nw_req_cmd), like the kernel's io_kiocb_to_cmd */
 	uint64_t cmd[NW_REQ_CMD_SIZE / 8];
 };
@@ -114,7 +119,7 @@ struct nw_ring {
 	bool lockless_cq; /* SINGLE_ISSUER|DEFER_TASKRUN: submitter posts all */
 	bool single_issuer;
 	pid_t submitter_tid; /* SINGLE_ISSUER: 0 until fixed */
-	bool disabled; /* R_DISABLED until ENABLE_RINGS */
+	bool disabled;	     /* R_DISABLED until ENABLE_RINGS */
 
 	/* The engine's own mappings of the three regions. */
 	void *sq_map, *cq_map, *sqe_map;
@@ -132,6 +137,13 @@ struct nw_ring {
 	unsigned int nr_batch;
 	unsigned int cq_room; /* lockless rings: CQ slots reserved for us */
 	struct nw_req *link_head, *link_tail; /* chain being assembled */
+	bool batch_async; /* the batch holds a worker's completion */
+
+	/*
+	 * Requests finished off the submit side (workers, the reactor), for
+	 * the submit side to complete: a lock-free stack, LIFO.
+	 */
+	struct nw_req *tw_head;
 
 	/* Completion side, under cq_lock (not taken when lockless_cq). */
 	pthread_mutex_t cq_lock;
@@ -165,6 +177,10 @@ int nw_ring_lookup(int fd, struct nw_ring **ringp);
 /* The same through the per-fd cache, for the submit hot path. */
 int nw_ring_lookup_cached(int fd, struct nw_ring **ringp);
 void nw_ring_add(struct nw_ring *ring, int fd);
+/* submit.c: issue a request and its chain (submit side). */
+void nw_issue_chain(struct nw_req *req);
+/* Send a request to the worker pool: 0 or -EAGAIN. */
+int nw_req_punt(struct nw_req *req);
 /* setup.c */
 int nw_setup(unsigned int entries, struct io_uring_params *p);
 /* submit.c */
@@ -175,6 +191,12 @@ pid_t nw_gettid(void);
 void nw_register_atfork(void);
 
 /* complete.c */
+/* Finish a request from any thread: the submit side posts its CQE. */
+void nw_req_complete_async(struct nw_req *req);
+/* Complete what other threads finished. Called on the submit side. */
+void nw_run_tw(struct nw_ring *ring);
+/* Run task work now if the submit side is free (non-lockless rings). */
+void nw_run_tw_trylock(struct nw_ring *ring);
 struct nw_req *nw_req_complete_inline(struct nw_req *req);
 void nw_req_set_fail(struct nw_req *req, int res);
 void nw_cq_begin_batch(struct nw_ring *ring);
@@ -210,8 +232,8 @@ static inline void nw_cq_add(struct nw_ring *ring, const struct nw_req *req,
 }
 
 /* wait.c */
-int nw_wait(struct nw_ring *ring, unsigned int min_complete,
-	    unsigned int flags, const void *arg, size_t argsz);
+int nw_wait(struct nw_ring *ring, unsigned int min_complete, unsigned int flags,
+	    const void *arg, size_t argsz);
 void nw_wake_waiters(struct nw_ring *ring);
 
 /* register.c */

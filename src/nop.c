@@ -18,8 +18,8 @@ struct nw_nop {
 };
 _Static_assert(sizeof(struct nw_nop) <= NW_REQ_CMD_SIZE, "nw_nop too big");
 
-#define NOP_FLAGS                                                              \
-	(IORING_NOP_INJECT_RESULT | IORING_NOP_FILE | IORING_NOP_FIXED_FILE |  \
+#define NOP_FLAGS                                                             \
+	(IORING_NOP_INJECT_RESULT | IORING_NOP_FILE | IORING_NOP_FIXED_FILE | \
 	 IORING_NOP_FIXED_BUFFER | IORING_NOP_TW | IORING_NOP_CQE32)
 
 int nw_nop_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
@@ -32,9 +32,9 @@ int nw_nop_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 		return 0;
 	if (flags & ~NOP_FLAGS)
 		return -EINVAL;
-	nop->result = (flags & IORING_NOP_INJECT_RESULT) ?
-			      (int)READ_ONCE(sqe->len) :
-			      0;
+	nop->result = (flags & IORING_NOP_INJECT_RESULT)
+			      ? (int)READ_ONCE(sqe->len)
+			      : 0;
 	nop->fd = (flags & IORING_NOP_FILE) ? READ_ONCE(sqe->fd) : -1;
 	if (flags & IORING_NOP_CQE32) {
 		if (!(req->ring->flags & IORING_SETUP_CQE32))
@@ -46,8 +46,8 @@ int nw_nop_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 }
 
 /* The uncommon NOP: a file to check, a buffer to check, a result to inject. */
-static __attribute__((noinline, cold)) int
-nop_issue_flags(struct nw_req *req, struct nw_nop *nop)
+static __attribute__((noinline, cold)) int nop_issue_flags(struct nw_req *req,
+							   struct nw_nop *nop)
 {
 	int ret = 0;
 

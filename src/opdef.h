@@ -13,11 +13,12 @@
 struct nw_opdef {
 	const char *name;
 	unsigned needs_file : 1; /* sqe->fd names a file */
-	unsigned pollin : 1; /* on NW_RETRY, wait for EPOLLIN and reissue */
-	unsigned pollout : 1; /* on NW_RETRY, wait for EPOLLOUT and reissue */
+	unsigned pollin : 1;	 /* on NW_RETRY, wait for EPOLLIN and reissue */
+	unsigned pollout : 1;  /* on NW_RETRY, wait for EPOLLOUT and reissue */
 	unsigned blocking : 1; /* always runs on the worker pool */
-	unsigned buffer_select : 1; /* accepts IOSQE_BUFFER_SELECT */
-	unsigned ioprio : 1; /* accepts sqe->ioprio */
+	unsigned buffer_select : 1;	  /* accepts IOSQE_BUFFER_SELECT */
+	unsigned ioprio : 1;		  /* accepts sqe->ioprio */
+	unsigned unbound_nonreg_file : 1; /* may block forever on non-files */
 	unsigned always_inline : 1; /* never queues: may run on a stack req */
 	/*
 	 * Optional: prep and issue in one call for the common, flag-free

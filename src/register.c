@@ -31,14 +31,14 @@ static int reg_probe(struct nw_ring *ring, void *arg, unsigned int nr_args)
 
 	if (!arg || nr_args > NW_PROBE_MAX_OPS)
 		return -EINVAL;
+	if (nr_args > NW_OP_LAST)
+		nr_args = NW_OP_LAST;
 	size = sizeof(probe.hdr) + nr_args * sizeof(probe.ops[0]);
 	if (nw_copy_from_user(&probe, arg, size))
 		return -EFAULT;
 	for (size_t i = 0; i < size; i++)
 		if (((unsigned char *)&probe)[i])
 			return -EINVAL;
-	if (nr_args > NW_OP_LAST)
-		nr_args = NW_OP_LAST;
 	probe.hdr.last_op = NW_OP_LAST - 1;
 	probe.hdr.ops_len = nr_args;
 	for (unsigned int i = 0; i < nr_args; i++) {

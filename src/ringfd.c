@@ -19,7 +19,7 @@
 #include <sys/uio.h>
 #include "internal.h"
 
-#define NW_FD_CACHE 4096
+#define NW_FD_CACHE   4096
 #define NW_REVALIDATE 1024
 
 static pthread_mutex_t rings_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -71,7 +71,7 @@ void nw_register_atfork(void)
 /* copy_from_user: a bad pointer gives -EFAULT instead of a crash. */
 int nw_copy_from_user(void *dst, const void *src, size_t len)
 {
-	struct iovec local = { dst, len }, remote = { (void *)src, len };
+	struct iovec local = {dst, len}, remote = {(void *)src, len};
 
 	if (!src)
 		return -EFAULT;
@@ -83,7 +83,7 @@ int nw_copy_from_user(void *dst, const void *src, size_t len)
 
 int nw_copy_to_user(void *dst, const void *src, size_t len)
 {
-	struct iovec local = { (void *)src, len }, remote = { dst, len };
+	struct iovec local = {(void *)src, len}, remote = {dst, len};
 
 	if (!dst)
 		return -EFAULT;

@@ -35,19 +35,19 @@ enum {
 
 /* Setup flags the engine honours; the others get -EINVAL, as on a kernel
  * that predates them. */
-#define NW_SETUP_FLAGS                                                         \
-	(IORING_SETUP_CQSIZE | IORING_SETUP_CLAMP | IORING_SETUP_ATTACH_WQ |   \
-	 IORING_SETUP_R_DISABLED | IORING_SETUP_SUBMIT_ALL |                   \
-	 IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG |               \
-	 IORING_SETUP_SQE128 | IORING_SETUP_CQE32 |                            \
-	 IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |             \
+#define NW_SETUP_FLAGS                                                       \
+	(IORING_SETUP_CQSIZE | IORING_SETUP_CLAMP | IORING_SETUP_ATTACH_WQ | \
+	 IORING_SETUP_R_DISABLED | IORING_SETUP_SUBMIT_ALL |                 \
+	 IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG |             \
+	 IORING_SETUP_SQE128 | IORING_SETUP_CQE32 |                          \
+	 IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |           \
 	 IORING_SETUP_NO_SQARRAY)
 
 /* Every feature bit here is honoured (see README's status table). */
-#define NW_FEATURES                                                            \
-	(IORING_FEAT_NODROP | IORING_FEAT_SUBMIT_STABLE |                      \
-	 IORING_FEAT_CUR_PERSONALITY | IORING_FEAT_EXT_ARG |                   \
-	 IORING_FEAT_NATIVE_WORKERS | IORING_FEAT_CQE_SKIP |                   \
+#define NW_FEATURES                                          \
+	(IORING_FEAT_NODROP | IORING_FEAT_SUBMIT_STABLE |    \
+	 IORING_FEAT_CUR_PERSONALITY | IORING_FEAT_EXT_ARG | \
+	 IORING_FEAT_NATIVE_WORKERS | IORING_FEAT_CQE_SKIP | \
 	 IORING_FEAT_LINKED_FILE)
 
 static unsigned int roundup_pow2(unsigned int v)
@@ -143,8 +143,8 @@ static int create_memory(struct nw_ring *ring)
 	int fd, ret;
 
 	ring->sq_map_sz = SQ_OFF_ARRAY + (size_t)ring->sq_entries * 4;
-	ring->cq_map_sz = CQ_OFF_CQES +
-			  ((size_t)ring->cq_entries << ring->cqe_shift);
+	ring->cq_map_sz =
+		CQ_OFF_CQES + ((size_t)ring->cq_entries << ring->cqe_shift);
 	ring->sqe_map_sz = (size_t)ring->sq_entries << ring->sqe_shift;
 
 	fd = memfd_create("nowait-ring", MFD_CLOEXEC);
@@ -180,9 +180,9 @@ static void init_pointers(struct nw_ring *ring)
 	ring->sq_tail = (unsigned int *)(sq + SQ_OFF_TAIL);
 	ring->sq_flags = (unsigned int *)(sq + SQ_OFF_FLAGS);
 	ring->sq_dropped = (unsigned int *)(sq + SQ_OFF_DROPPED);
-	ring->sq_array = (ring->flags & IORING_SETUP_NO_SQARRAY) ?
-				 NULL :
-				 (unsigned int *)(sq + SQ_OFF_ARRAY);
+	ring->sq_array = (ring->flags & IORING_SETUP_NO_SQARRAY)
+				 ? NULL
+				 : (unsigned int *)(sq + SQ_OFF_ARRAY);
 	ring->cq_head = (unsigned int *)(cq + CQ_OFF_HEAD);
 	ring->cq_tail = (unsigned int *)(cq + CQ_OFF_TAIL);
 	ring->cq_overflow = (unsigned int *)(cq + CQ_OFF_OVERFLOW);
@@ -210,8 +210,8 @@ static struct nw_ring *ring_alloc(const struct io_uring_params *p)
 	ring->sqe_shift = (p->flags & IORING_SETUP_SQE128) ? 7 : 6;
 	ring->cqe_shift = (p->flags & IORING_SETUP_CQE32) ? 5 : 4;
 	ring->single_issuer = p->flags & IORING_SETUP_SINGLE_ISSUER;
-	ring->lockless_cq = ring->single_issuer &&
-			    (p->flags & IORING_SETUP_DEFER_TASKRUN);
+	ring->lockless_cq =
+		ring->single_issuer && (p->flags & IORING_SETUP_DEFER_TASKRUN);
 	ring->disabled = p->flags & IORING_SETUP_R_DISABLED;
 	if (ring->single_issuer && !ring->disabled)
 		ring->submitter_tid = nw_gettid();

@@ -14,6 +14,32 @@
 
 #define IO_REQ_LINK_FLAGS (IOSQE_IO_LINK | IOSQE_IO_HARDLINK)
 
+/* A worker runs the request blocking, then hands it back to the ring. */
+static void req_work(struct nw_work *work)
+{
+	struct nw_req *req = container_of(work, struct nw_req, work);
+	int ret = nw_opdefs[req->opcode].issue(req, 0);
+
+	if (ret == NW_QUEUED)
+		return;
+	if (ret < 0)
+		nw_req_set_fail(req, ret);
+	req->flags |= NW_REQ_F_WORKER;
+	nw_req_complete_async(req);
+}
+
+/* Send a request to the worker pool (io_queue_iowq). 0 or -EAGAIN. */
+int nw_req_punt(struct nw_req *req)
+{
+	const struct nw_opdef *def = &nw_opdefs[req->opcode];
+	enum nw_wq_class cls = NW_WQ_BOUND;
+
+	if (def->unbound_nonreg_file && !(req->flags & NW_REQ_F_REG_FILE))
+		cls = NW_WQ_UNBOUND;
+	req->work.fn = req_work;
+	return nw_iowq_enqueue(&req->work, cls);
+}
+
 /*
  * Issue a request and, while it completes inline, the rest of its chain.
  * Links are issued serially: the next one only once this one is done.
@@ -21,7 +47,6 @@
 static void issue_chain(struct nw_req *req)
 {
 	while (req) {
-		const struct nw_opdef *def = &nw_opdefs[req->opcode];
 		int ret;
 
 		if (unlikely(req->flags & NW_REQ_F_FAIL)) {
@@ -29,13 +54,26 @@ static void issue_chain(struct nw_req *req)
 			req = nw_req_complete_inline(req);
 			continue;
 		}
-		ret = def->issue(req, NW_ISSUE_F_NONBLOCK);
+		if (unlikely(req->sqe_flags & IOSQE_ASYNC)) {
+			ret = nw_req_punt(req);
+			if (!ret)
+				return;
+			nw_req_set_fail(req, ret);
+			req = nw_req_complete_inline(req);
+			continue;
+		}
+		ret = nw_opdefs[req->opcode].issue(req, NW_ISSUE_F_NONBLOCK);
 		if (unlikely(ret == NW_QUEUED))
 			return;
 		if (unlikely(ret < 0))
 			nw_req_set_fail(req, ret);
 		req = nw_req_complete_inline(req);
 	}
+}
+
+void nw_issue_chain(struct nw_req *req)
+{
+	issue_chain(req);
 }
 
 /*
@@ -60,8 +98,8 @@ static int init_req(struct nw_ring *ring, struct nw_req *req,
 	req->opcode = READ_ONCE(sqe->opcode);
 	req->sqe_flags = sqe_flags = READ_ONCE(sqe->flags);
 	req->user_data = READ_ONCE(sqe->user_data);
-	req->flags = (sqe_flags & IOSQE_CQE_SKIP_SUCCESS) ? NW_REQ_F_CQE_SKIP :
-							    0;
+	req->flags =
+		(sqe_flags & IOSQE_CQE_SKIP_SUCCESS) ? NW_REQ_F_CQE_SKIP : 0;
 	req->link = NULL;
 	req->cflags = 0;
 	if (ring->cqe_shift == 5)
@@ -170,7 +208,8 @@ static inline int submit_fast(struct nw_ring *ring,
 static unsigned int submit_fast_run(struct nw_ring *ring, unsigned int left)
 {
 	const unsigned int *array = ring->sq_array;
-	unsigned int sq_head = ring->cached_sq_head, cq_tail = ring->cached_cq_tail;
+	unsigned int sq_head = ring->cached_sq_head,
+		     cq_tail = ring->cached_cq_tail;
 	unsigned int room = ring->cq_room, n;
 	const unsigned int sq_mask = ring->sq_mask, cq_mask = ring->cq_mask;
 	char *const cqes = ring->cqes;
@@ -313,6 +352,8 @@ out:
 		ring->link_head = NULL;
 		queue_fallback(head);
 	}
+	if (!ring->lockless_cq)
+		nw_run_tw(ring);
 	nw_cq_flush_batch(ring);
 	store_release(ring->sq_head, ring->cached_sq_head);
 	ret -= left;

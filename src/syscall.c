@@ -9,8 +9,8 @@
 #include "internal.h"
 #include <nowait.h>
 
-#define NW_ENTER_FLAGS                                                         \
-	(IORING_ENTER_GETEVENTS | IORING_ENTER_SQ_WAKEUP |                     \
+#define NW_ENTER_FLAGS                                     \
+	(IORING_ENTER_GETEVENTS | IORING_ENTER_SQ_WAKEUP | \
 	 IORING_ENTER_SQ_WAIT | IORING_ENTER_EXT_ARG | IORING_ENTER_NO_IOWAIT)
 
 #define NW_EXPORT __attribute__((visibility("default")))
@@ -20,18 +20,23 @@ NW_EXPORT int nowait_setup(unsigned int entries, struct io_uring_params *p)
 	return nw_setup(entries, p);
 }
 
+/*
+ * The submit side is held by the single issuer on lockless rings and by
+ * submit_lock elsewhere; work other threads queued meanwhile is run before
+ * leaving (nw_run_tw_trylock rechecks after the unlock).
+ */
 static int submit(struct nw_ring *ring, unsigned int to_submit)
 {
 	int ret;
 
-	if (ring->single_issuer) {
-		if (unlikely(ring->submitter_tid != nw_gettid()))
-			return -EEXIST;
+	if (ring->single_issuer && unlikely(ring->submitter_tid != nw_gettid()))
+		return -EEXIST;
+	if (ring->lockless_cq)
 		return nw_submit_sqes(ring, to_submit);
-	}
 	pthread_mutex_lock(&ring->submit_lock);
 	ret = nw_submit_sqes(ring, to_submit);
 	pthread_mutex_unlock(&ring->submit_lock);
+	nw_run_tw_trylock(ring);
 	return ret;
 }
 

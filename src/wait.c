@@ -136,7 +136,7 @@ static struct timespec time_left(const struct timespec *deadline)
 
 static int sleep_once(int fd, const struct wait_args *wa)
 {
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
 	struct timespec left;
 	eventfd_t v;
 	int r;
@@ -159,14 +159,28 @@ static int thread_fd(void)
 	return thread_wake_fd;
 }
 
+/* Complete what workers and the reactor finished (DEFER_TASKRUN: only here). */
+static void run_task_work(struct nw_ring *ring)
+{
+	if (!__atomic_load_n(&ring->tw_head, __ATOMIC_ACQUIRE))
+		return;
+	if (ring->lockless_cq) {
+		nw_cq_begin_batch(ring);
+		nw_run_tw(ring);
+		nw_cq_flush_batch(ring);
+	} else {
+		nw_run_tw_trylock(ring);
+	}
+}
+
 /* True once the CQ tail reached target (wrap-safe). */
 static bool cq_reached(struct nw_ring *ring, unsigned int target)
 {
 	return (int)(load_acquire(ring->cq_tail) - target) >= 0;
 }
 
-int nw_wait(struct nw_ring *ring, unsigned int min_complete,
-	    unsigned int flags, const void *arg, size_t argsz)
+int nw_wait(struct nw_ring *ring, unsigned int min_complete, unsigned int flags,
+	    const void *arg, size_t argsz)
 {
 	struct nw_waiter w;
 	struct wait_args wa;
@@ -178,6 +192,7 @@ int nw_wait(struct nw_ring *ring, unsigned int min_complete,
 		return ret;
 	if (min_complete > ring->cq_entries)
 		min_complete = ring->cq_entries;
+	run_task_work(ring);
 	nw_cq_flush_overflow(ring);
 	if (nw_cq_ready(ring) >= min_complete)
 		return 0;
@@ -190,6 +205,7 @@ int nw_wait(struct nw_ring *ring, unsigned int min_complete,
 	target = READ_ONCE(*ring->cq_head) + min_complete;
 	waiter_add(ring, &w);
 	for (;;) {
+		run_task_work(ring);
 		nw_cq_flush_overflow(ring);
 		if (cq_reached(ring, target))
 			break;

@@ -55,9 +55,9 @@ static unsigned int drain(struct t_ring *r, uint64_t *next, unsigned int limit)
 		if (!(__atomic_load_n(r->sq_flags, __ATOMIC_ACQUIRE) &
 		      IORING_SQ_CQ_OVERFLOW))
 			break;
-		T_ASSERT_EQ(t_enter(r->fd, 0, 0, IORING_ENTER_GETEVENTS, NULL,
-				    0),
-			    0);
+		T_ASSERT_EQ(
+			t_enter(r->fd, 0, 0, IORING_ENTER_GETEVENTS, NULL, 0),
+			0);
 		/* The CQ was empty, so a flush must have posted something. */
 		T_ASSERT_GT(t_cq_ready(r), 0);
 		T_ASSERT_LT(rounds++, limit);

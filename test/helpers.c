@@ -27,8 +27,8 @@ enum t_engine t_engine(void)
 	} else if (!strcmp(e, "kernel")) {
 		cached = T_ENGINE_KERNEL;
 	} else {
-		fprintf(stderr, "NOWAIT_TEST_ENGINE=%s: expected user or kernel\n",
-			e);
+		fprintf(stderr,
+			"NOWAIT_TEST_ENGINE=%s: expected user or kernel\n", e);
 		exit(T_EXIT_FAIL);
 	}
 	return cached;
@@ -156,9 +156,8 @@ int t_ring_map(struct t_ring *r, int fd, const struct io_uring_params *p)
 	r->p = *p;
 
 	r->sq_sz = p->sq_off.array + p->sq_entries * sizeof(unsigned int);
-	r->cq_sz = p->cq_off.cqes +
-		   ((size_t)p->cq_entries << t_cqe_shift(r)) *
-			   sizeof(struct io_uring_cqe);
+	r->cq_sz = p->cq_off.cqes + ((size_t)p->cq_entries << t_cqe_shift(r)) *
+					    sizeof(struct io_uring_cqe);
 	r->sqes_sz = ((size_t)p->sq_entries << t_sqe_shift(r)) *
 		     sizeof(struct io_uring_sqe);
 

@@ -24,15 +24,16 @@
 #define T_EXIT_SKIP 77
 
 /* Assertions print both operands and the location, then abort. */
-#define T_ASSERT_OP(a, op, b)                                                  \
-	do {                                                                   \
-		long long _a = (long long)(a), _b = (long long)(b);            \
-		if (!(_a op _b)) {                                             \
-			fprintf(stderr, "%s:%d: [%s] %s %s %s (%lld vs %lld)\n", \
-				__FILE__, __LINE__, t_engine_name(), #a, #op,  \
-				#b, _a, _b);                                   \
-			abort();                                               \
-		}                                                              \
+#define T_ASSERT_OP(a, op, b)                                                 \
+	do {                                                                  \
+		long long _a = (long long)(a), _b = (long long)(b);           \
+		if (!(_a op _b)) {                                            \
+			fprintf(stderr,                                       \
+				"%s:%d: [%s] %s %s %s (%lld vs %lld)\n",      \
+				__FILE__, __LINE__, t_engine_name(), #a, #op, \
+				#b, _a, _b);                                  \
+			abort();                                              \
+		}                                                             \
 	} while (0)
 #define T_ASSERT_EQ(a, b) T_ASSERT_OP(a, ==, b)
 #define T_ASSERT_NE(a, b) T_ASSERT_OP(a, !=, b)
@@ -40,7 +41,7 @@
 #define T_ASSERT_LE(a, b) T_ASSERT_OP(a, <=, b)
 #define T_ASSERT_GT(a, b) T_ASSERT_OP(a, >, b)
 #define T_ASSERT_GE(a, b) T_ASSERT_OP(a, >=, b)
-#define T_ASSERT(c) T_ASSERT_OP(!!(c), ==, 1)
+#define T_ASSERT(c)	  T_ASSERT_OP(!!(c), ==, 1)
 
 enum t_engine { T_ENGINE_USER, T_ENGINE_KERNEL };
 

@@ -77,8 +77,9 @@ static void test_single(void)
 
 static void test_user_data(void)
 {
-	static const uint64_t uds[] = { 0, 1, 0xffffffffULL, 0x100000000ULL,
-					0xdeadbeefcafef00dULL, ~0ULL };
+	static const uint64_t uds[] = {
+		0,    1, 0xffffffffULL, 0x100000000ULL, 0xdeadbeefcafef00dULL,
+		~0ULL};
 	struct t_ring r;
 	unsigned int i;
 
@@ -165,8 +166,8 @@ static void test_bad_flags(void)
 	queue_nop(&r, 9, 0);
 	T_ASSERT_EQ(t_submit(&r), 3);
 	{
-		static const uint64_t ud[] = { 7, 8, 9 };
-		static const int res[] = { -EINVAL, -ECANCELED, 0 };
+		static const uint64_t ud[] = {7, 8, 9};
+		static const int res[] = {-EINVAL, -ECANCELED, 0};
 
 		expect_set(&r, 3, ud, res);
 	}
@@ -174,8 +175,8 @@ static void test_bad_flags(void)
 	queue_nop(&r, 11, 0);
 	T_ASSERT_EQ(t_submit(&r), 2);
 	{
-		static const uint64_t ud[] = { 10, 11 };
-		static const int res[] = { -EINVAL, -ECANCELED };
+		static const uint64_t ud[] = {10, 11};
+		static const int res[] = {-EINVAL, -ECANCELED};
 
 		expect_set(&r, 2, ud, res);
 	}
@@ -185,8 +186,8 @@ static void test_bad_flags(void)
 	queue_nop(&r, 14, 0);
 	T_ASSERT_EQ(t_submit(&r), 3);
 	{
-		static const uint64_t ud[] = { 12, 14 };
-		static const int res[] = { -EINVAL, 0 };
+		static const uint64_t ud[] = {12, 14};
+		static const int res[] = {-EINVAL, 0};
 
 		expect_set(&r, 2, ud, res);
 	}
@@ -197,7 +198,7 @@ static void test_bad_flags(void)
 
 static void test_bad_opcode(void)
 {
-	static const unsigned char ops[] = { 200, 255, 128, 100 };
+	static const unsigned char ops[] = {200, 255, 128, 100};
 	struct io_uring_sqe *sqe;
 	struct t_ring r;
 	unsigned int i;
@@ -342,8 +343,8 @@ static void test_link_init_failure(void)
 	/* The batch stops after the failed SQE; the head is cancelled. */
 	T_ASSERT_EQ(t_submit(&r), 2);
 	{
-		static const uint64_t ud[] = { 1, 2 };
-		static const int res[] = { -ECANCELED, -EINVAL };
+		static const uint64_t ud[] = {1, 2};
+		static const int res[] = {-ECANCELED, -EINVAL};
 
 		expect_set(&r, 2, ud, res);
 	}

@@ -16,9 +16,14 @@ failed=0
 skipped=0
 failures=()
 
-# run_one NAME ENGINE: run one program, print its verdict line.
+# run_one NAME ENGINE [COMMAND...]: run one program (default
+# $B/test/NAME.t), print its verdict line.
 run_one() {
-	local name=$1 engine=$2 prog=$B/test/$1.t label out start end rc secs
+	local name=$1 engine=$2 label out start end rc secs
+	local -a cmd=("$B/test/$1.t")
+
+	shift 2
+	[ $# -gt 0 ] && cmd=("$@")
 
 	if [ -n "$engine" ]; then
 		label="$name [$engine]"
@@ -27,12 +32,18 @@ run_one() {
 	fi
 	out=$(mktemp "${TMPDIR:-/tmp}/nowait-test.XXXXXX")
 	start=$(date +%s.%N)
-	if [ -n "$engine" ]; then
-		NOWAIT_TEST_ENGINE=$engine timeout -k 5 "$TIMEOUT" "$prog" \
-			>"$out" 2>&1
-	else
-		timeout -k 5 "$TIMEOUT" "$prog" >"$out" 2>&1
-	fi
+	# A subshell that does not exec the program: the shell's own "Aborted"
+	# notice then goes to $out with the rest.
+	(
+		if [ -n "$engine" ]; then
+			export NOWAIT_TEST_ENGINE=$engine
+		else
+			unset NOWAIT_TEST_ENGINE
+		fi
+		timeout -k 5 "$TIMEOUT" "$prog"
+		status=$?
+		exit $status
+	) >"$out" 2>&1
 	rc=$?
 	end=$(date +%s.%N)
 	secs=$(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.2f", e - s }')
@@ -65,7 +76,9 @@ run_one() {
 
 shopt -s nullglob
 progs=("$B"/test/*.t)
-if [ -n "$T" ]; then
+if [ "$T" = bench-smoke ]; then
+	progs=()
+elif [ -n "$T" ]; then
 	progs=("$B/test/${T%.t}.t")
 	if [ ! -x "${progs[0]}" ]; then
 		printf 'FAIL  %s  (no such test program %s)\n' "$T" "${progs[0]}"
@@ -87,8 +100,17 @@ for prog in "${progs[@]}"; do
 	esac
 done
 
-if [ "$failed" -gt 0 ] && [ "${#failures[@]}" -gt 0 ]; then
-	printf 'Failed: %s\n' "$(IFS=,; echo "${failures[*]}" | sed 's/,/, /g')"
+# The benchmarks' smoke run: every workload briefly, both engines.
+if [ -z "$T" ] || [ "$T" = bench-smoke ]; then
+	run_one bench-smoke "" "$B/nowait-bench" --smoke
+fi
+
+if [ "${#failures[@]}" -gt 0 ]; then
+	list=""
+	for f in "${failures[@]}"; do
+		list="${list:+$list, }$f"
+	done
+	printf 'Failed: %s\n' "$list"
 fi
 echo "TESTS: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -98,8 +98,8 @@ static void test_bad_params(void)
 		    -EINVAL);
 	T_ASSERT_EQ(setup_flags(4, IORING_SETUP_DEFER_TASKRUN, 0, NULL),
 		    -EINVAL);
-	T_ASSERT_EQ(setup_flags(4, IORING_SETUP_SQPOLL |
-					   IORING_SETUP_COOP_TASKRUN,
+	T_ASSERT_EQ(setup_flags(4,
+				IORING_SETUP_SQPOLL | IORING_SETUP_COOP_TASKRUN,
 				0, NULL),
 		    -EINVAL);
 	T_ASSERT_EQ(setup_flags(4, IORING_SETUP_REGISTERED_FD_ONLY, 0, NULL),
@@ -112,14 +112,14 @@ static void test_valid_flag_combos(void)
 {
 	int fd;
 
-	fd = setup_flags(4, IORING_SETUP_COOP_TASKRUN |
-				    IORING_SETUP_TASKRUN_FLAG,
+	fd = setup_flags(4,
+			 IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG,
 			 0, NULL);
 	T_ASSERT_GE(fd, 0);
 	close(fd);
-	fd = setup_flags(4, IORING_SETUP_SINGLE_ISSUER |
-				    IORING_SETUP_DEFER_TASKRUN,
-			 0, NULL);
+	fd = setup_flags(
+		4, IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN, 0,
+		NULL);
 	T_ASSERT_GE(fd, 0);
 	close(fd);
 	fd = setup_flags(4, IORING_SETUP_SUBMIT_ALL, 0, NULL);
@@ -179,8 +179,7 @@ static void test_enter_fds(void)
 	int pfd[2], fd;
 
 	T_ASSERT_EQ(t_enter(-1, 0, 0, 0, NULL, 0), -EBADF);
-	T_ASSERT_EQ(t_enter(-1, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0),
-		    -EBADF);
+	T_ASSERT_EQ(t_enter(-1, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0), -EBADF);
 	T_ASSERT_EQ(t_enter(-2, 0, 0, 0, NULL, 0), -EBADF);
 	/* fd -1 is reserved for "blind" register ops: others are -EINVAL. */
 	T_ASSERT_EQ(t_register(-1, IORING_REGISTER_PROBE, NULL, 0), -EINVAL);
@@ -230,15 +229,15 @@ static void test_enter_flags(void)
 	{
 		unsigned long long mask = 0;
 
-		T_ASSERT_EQ(t_enter(r.fd, 0, 1, IORING_ENTER_GETEVENTS, &mask,
-				    4),
-			    -EINVAL);
-		T_ASSERT_EQ(t_enter(r.fd, 0, 0, IORING_ENTER_GETEVENTS, &mask,
-				    4),
-			    0);
-		T_ASSERT_EQ(t_enter(r.fd, 0, 0, IORING_ENTER_GETEVENTS, &mask,
-				    8),
-			    0);
+		T_ASSERT_EQ(
+			t_enter(r.fd, 0, 1, IORING_ENTER_GETEVENTS, &mask, 4),
+			-EINVAL);
+		T_ASSERT_EQ(
+			t_enter(r.fd, 0, 0, IORING_ENTER_GETEVENTS, &mask, 4),
+			0);
+		T_ASSERT_EQ(
+			t_enter(r.fd, 0, 0, IORING_ENTER_GETEVENTS, &mask, 8),
+			0);
 	}
 	t_ring_exit(&r);
 }
