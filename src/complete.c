@@ -8,8 +8,9 @@
  * written with one CQ tail publish per batch (the kernel's
  * io_submit_flush_completions). The tail is store-released after the CQEs
  * are written; the program's cq.head is load-acquired before a slot is
- * reused. Posting runs under cq_lock, except on rings where only the
- * submitter ever posts (SINGLE_ISSUER|DEFER_TASKRUN: lockless_cq).
+ * reused. Only the submit side posts CQEs (the holder of submit_lock, or
+ * the single issuer of a SINGLE_ISSUER|DEFER_TASKRUN ring: lockless_cq);
+ * workers and the reactor hand finished requests over as task work.
  * Semantics: kernel io_uring.c (io_cqring_event_overflow, io_fill_cqe_req,
  * __io_commit_cqring_flush), eventfd.c.
  */
@@ -68,16 +69,16 @@ void nw_req_set_fail(struct nw_req *req, int res)
 	}
 }
 
-void nw_cq_lock(struct nw_ring *ring)
+void nw_submit_lock(struct nw_ring *ring)
 {
 	if (!ring->lockless_cq)
-		pthread_mutex_lock(&ring->cq_lock);
+		pthread_mutex_lock(&ring->submit_lock);
 }
 
-void nw_cq_unlock(struct nw_ring *ring)
+void nw_submit_unlock(struct nw_ring *ring)
 {
 	if (!ring->lockless_cq)
-		pthread_mutex_unlock(&ring->cq_lock);
+		pthread_mutex_unlock(&ring->submit_lock);
 }
 
 /* Free CQ slots as the program's head says; a bogus head gives 0. */
@@ -123,7 +124,7 @@ static void cq_overflow(struct nw_ring *ring, const struct nw_cqe *c)
 			  __ATOMIC_RELEASE);
 }
 
-/* Called with cq_lock held. */
+/* Called on the submit side. */
 static void cq_fill(struct nw_ring *ring, const struct nw_cqe *c,
 		    unsigned int n)
 {
@@ -136,7 +137,7 @@ static void cq_fill(struct nw_ring *ring, const struct nw_cqe *c,
 		cq_overflow(ring, &c[i]);
 }
 
-/* Publish the tail and tell the eventfd and the waiters. Under cq_lock. */
+/* Publish the tail and tell the eventfd. Called on the submit side. */
 static void cq_commit(struct nw_ring *ring, bool from_worker)
 {
 	unsigned int tail = ring->cached_cq_tail;
@@ -168,13 +169,13 @@ static void cq_wake(struct nw_ring *ring)
 }
 
 /*
- * Start a submit batch. On a lockless ring with no backlog, reserve the
- * CQ room the program has left us, so that inline completions go straight
- * into the ring (16-byte CQEs only).
+ * Start a submit batch. With no backlog, reserve the CQ room the program
+ * has left us, so that inline completions go straight into the ring
+ * (16-byte CQEs only); the tail is published once, at the flush.
  */
 void nw_cq_begin_batch(struct nw_ring *ring)
 {
-	if (ring->lockless_cq && !ring->ovf_head && ring->cqe_shift == 4)
+	if (!ring->ovf_head && ring->cqe_shift == 4)
 		ring->cq_room = cq_space(ring);
 }
 
@@ -192,34 +193,24 @@ void nw_cq_flush_batch(struct nw_ring *ring)
 	}
 	if (!ring->nr_batch)
 		return;
-	nw_cq_lock(ring);
 	cq_fill(ring, ring->batch, ring->nr_batch);
 	cq_commit(ring, ring->batch_async);
-	nw_cq_unlock(ring);
 	ring->nr_batch = 0;
 	ring->batch_async = false;
 	cq_wake(ring);
 }
 
-/* Post one CQE from outside a submit batch (workers, the reactor). */
-void nw_cq_post(struct nw_ring *ring, const struct nw_cqe *cqe)
-{
-	nw_cq_lock(ring);
-	cq_fill(ring, cqe, 1);
-	cq_commit(ring, true);
-	nw_cq_unlock(ring);
-	cq_wake(ring);
-}
-
-/* Move overflowed CQEs into the ring as space allows; true if any moved. */
+/*
+ * Move overflowed CQEs into the ring as space allows; true if any moved.
+ * Called on the submit side.
+ */
 bool nw_cq_flush_overflow(struct nw_ring *ring)
 {
 	unsigned int space;
 	bool moved = false;
 
-	if (!READ_ONCE(ring->ovf_head))
+	if (!ring->ovf_head)
 		return false;
-	nw_cq_lock(ring);
 	space = cq_space(ring);
 	while (ring->ovf_head && space--) {
 		struct nw_ovf *ovf = ring->ovf_head;
@@ -234,9 +225,10 @@ bool nw_cq_flush_overflow(struct nw_ring *ring)
 		__atomic_fetch_and(ring->sq_flags, ~IORING_SQ_CQ_OVERFLOW,
 				   __ATOMIC_RELEASE);
 	}
-	if (moved)
+	if (moved) {
 		cq_commit(ring, false);
-	nw_cq_unlock(ring);
+		cq_wake(ring);
+	}
 	return moved;
 }
 

@@ -145,14 +145,13 @@ struct nw_ring {
 	 */
 	struct nw_req *tw_head;
 
-	/* Completion side, under cq_lock (not taken when lockless_cq). */
-	pthread_mutex_t cq_lock;
+	/* Completion side: also owned by the submit side. */
 	unsigned int cached_cq_tail;
 	unsigned int evfd_last_tail;
 	struct nw_ovf *ovf_head, **ovf_tail;
 	bool cq_dropped; /* a CQE was lost: next wait returns -EBADR */
 
-	/* Registered eventfd (register.c), read under cq_lock. */
+	/* Registered eventfd (register.c), on the submit side. */
 	int evfd;
 	bool evfd_async;
 
@@ -202,17 +201,17 @@ void nw_req_set_fail(struct nw_req *req, int res);
 void nw_cq_begin_batch(struct nw_ring *ring);
 void nw_cq_add_batch(struct nw_ring *ring, const struct nw_req *req, int res);
 void nw_cq_flush_batch(struct nw_ring *ring);
-void nw_cq_post(struct nw_ring *ring, const struct nw_cqe *cqe);
 bool nw_cq_flush_overflow(struct nw_ring *ring);
 unsigned int nw_cq_ready(struct nw_ring *ring);
-void nw_cq_lock(struct nw_ring *ring);
-void nw_cq_unlock(struct nw_ring *ring);
+/* Take the submit side: submit_lock, or nothing on lockless rings. */
+void nw_submit_lock(struct nw_ring *ring);
+void nw_submit_unlock(struct nw_ring *ring);
 struct nw_req *nw_req_alloc(struct nw_ring *ring);
 void nw_req_free(struct nw_ring *ring, struct nw_req *req);
 
 /*
- * Queue req's CQE (with res) into the current submit batch. Lockless rings
- * write straight into the CQ room reserved by nw_cq_begin_batch.
+ * Queue req's CQE (with res) into the current submit batch, straight into
+ * the CQ room reserved by nw_cq_begin_batch when there is some.
  */
 static inline void nw_cq_add(struct nw_ring *ring, const struct nw_req *req,
 			     int res)

@@ -82,11 +82,11 @@ static int eventfd_register(struct nw_ring *ring, void *arg,
 		close(own);
 		return -EINVAL;
 	}
-	nw_cq_lock(ring);
+	nw_submit_lock(ring);
 	ring->evfd_async = async;
 	ring->evfd_last_tail = ring->cached_cq_tail;
 	WRITE_ONCE(ring->evfd, own);
-	nw_cq_unlock(ring);
+	nw_submit_unlock(ring);
 	return 0;
 }
 
@@ -108,10 +108,10 @@ static int reg_unregister_eventfd(struct nw_ring *ring, void *arg,
 
 	if (arg || nr_args)
 		return -EINVAL;
-	nw_cq_lock(ring);
+	nw_submit_lock(ring);
 	fd = ring->evfd;
 	WRITE_ONCE(ring->evfd, -1);
-	nw_cq_unlock(ring);
+	nw_submit_unlock(ring);
 	if (fd < 0)
 		return -ENXIO;
 	close(fd);

@@ -218,7 +218,6 @@ static struct nw_ring *ring_alloc(const struct io_uring_params *p)
 	ring->ovf_tail = &ring->ovf_head;
 	ring->evfd = -1;
 	pthread_mutex_init(&ring->submit_lock, NULL);
-	pthread_mutex_init(&ring->cq_lock, NULL);
 	pthread_mutex_init(&ring->wake_lock, NULL);
 	pthread_mutex_init(&ring->reg_lock, NULL);
 	return ring;

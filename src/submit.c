@@ -312,7 +312,7 @@ int nw_submit_sqes(struct nw_ring *ring, unsigned int nr)
 	if (unlikely(!left))
 		return 0;
 	nw_cq_begin_batch(ring);
-	if (ring->cq_room && !ring->link_head && ring->cqe_shift == 4) {
+	if (ring->cq_room && !ring->link_head) {
 		left -= submit_fast_run(ring, left);
 		if (!left)
 			goto out;

@@ -159,17 +159,25 @@ static int thread_fd(void)
 	return thread_wake_fd;
 }
 
-/* Complete what workers and the reactor finished (DEFER_TASKRUN: only here). */
+/*
+ * Complete what workers and the reactor finished (DEFER_TASKRUN rings:
+ * only here), and move the CQ backlog into the ring as room allows.
+ */
 static void run_task_work(struct nw_ring *ring)
 {
-	if (!__atomic_load_n(&ring->tw_head, __ATOMIC_ACQUIRE))
-		return;
-	if (ring->lockless_cq) {
-		nw_cq_begin_batch(ring);
-		nw_run_tw(ring);
-		nw_cq_flush_batch(ring);
-	} else {
-		nw_run_tw_trylock(ring);
+	if (__atomic_load_n(&ring->tw_head, __ATOMIC_ACQUIRE)) {
+		if (ring->lockless_cq) {
+			nw_cq_begin_batch(ring);
+			nw_run_tw(ring);
+			nw_cq_flush_batch(ring);
+		} else {
+			nw_run_tw_trylock(ring);
+		}
+	}
+	if (READ_ONCE(ring->ovf_head)) {
+		nw_submit_lock(ring);
+		nw_cq_flush_overflow(ring);
+		nw_submit_unlock(ring);
 	}
 }
 
@@ -193,7 +201,6 @@ int nw_wait(struct nw_ring *ring, unsigned int min_complete, unsigned int flags,
 	if (min_complete > ring->cq_entries)
 		min_complete = ring->cq_entries;
 	run_task_work(ring);
-	nw_cq_flush_overflow(ring);
 	if (nw_cq_ready(ring) >= min_complete)
 		return 0;
 	ret = get_sigmask(&wa);
@@ -206,7 +213,6 @@ int nw_wait(struct nw_ring *ring, unsigned int min_complete, unsigned int flags,
 	waiter_add(ring, &w);
 	for (;;) {
 		run_task_work(ring);
-		nw_cq_flush_overflow(ring);
 		if (cq_reached(ring, target))
 			break;
 		if (ring->cq_dropped) {
