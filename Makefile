@@ -18,7 +18,7 @@ WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	    -Wno-unused-parameter
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 $(WARN) -D_GNU_SOURCE -pthread -fvisibility=hidden \
-	    -Iinclude -Isrc -MMD -MP -DNOWAIT_VERSION_STRING='"$(VERSION)"'
+	    -Iinclude -iquote src -MMD -MP -DNOWAIT_VERSION_STRING='"$(VERSION)"'
 ifeq ($(WERROR),1)
 CFLAGS   += -Werror
 endif

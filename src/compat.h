@@ -50,6 +50,10 @@
 #define IORING_TIMEOUT_MULTISHOT (1U << 6)
 #endif
 
+#ifndef IORING_POLL_ADD_LEVEL
+#define IORING_POLL_ADD_LEVEL (1U << 3)
+#endif
+
 /* The SQE flag bits the engine knows (IOSQE_*_BIT 0..6). */
 #define NW_SQE_VALID_FLAGS                                       \
 	(IOSQE_FIXED_FILE | IOSQE_IO_DRAIN | IOSQE_IO_LINK |     \

@@ -19,6 +19,8 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include "internal.h"
+#include "opdef.h"
+#include "poll.h"
 
 #define NW_REQ_ALLOC_BATCH 32
 
@@ -50,6 +52,10 @@ struct nw_req *nw_req_alloc(struct nw_ring *ring)
 
 void nw_req_free(struct nw_ring *ring, struct nw_req *req)
 {
+	if (unlikely(req->async)) {
+		nw_opdefs[req->opcode].cleanup(req);
+		req->async = NULL;
+	}
 	req->link = ring->req_cache;
 	ring->req_cache = req;
 }
@@ -347,6 +353,8 @@ void nw_run_tw(struct nw_ring *ring)
 		struct nw_req *link;
 
 		next = fifo->tw_next;
+		if ((fifo->flags & NW_REQ_F_TW_QUEUED) && nw_poll_tw(fifo))
+			continue; /* a multishot event; still armed */
 		if (fifo->flags & NW_REQ_F_WORKER)
 			ring->batch_async = true;
 		link = nw_req_complete_inline(fifo);

@@ -24,6 +24,8 @@
 #include <linux/io_uring.h>
 #include "compat.h"
 #include "iowq.h"
+#include "list.h"
+#include "loop.h"
 
 #define likely(x)	    __builtin_expect(!!(x), 1)
 #define unlikely(x)	    __builtin_expect(!!(x), 0)
@@ -43,10 +45,12 @@ int nw_err(long r);
 
 /* Return values of an opdef's issue(): see opdef.h. */
 enum {
-	NW_COMPLETE = 0,    /* req->res holds the result: post the CQE */
-	NW_QUEUED = 1,	    /* the op took ownership and completes later */
-	NW_RETRY = -EAGAIN, /* would block: arm readiness or punt */
+	NW_COMPLETE = 0, /* req->res holds the result: post the CQE */
+	NW_QUEUED = 1, /* the op took ownership and completes later */
+	NW_RETRY = 2, /* would block: arm readiness, else a worker */
+	NW_PUNT = 3, /* cannot be tried nonblocking: straight to a worker */
 };
+/* A -EAGAIN returned by an op is final (RWF_NOWAIT asked by the program). */
 
 /* Issue flags. */
 #define NW_ISSUE_F_NONBLOCK (1U << 0) /* inline, must not block */
@@ -58,6 +62,11 @@ enum {
 #define NW_REQ_F_CQE_SKIP	(1U << 3) /* no CQE on success */
 #define NW_REQ_F_WORKER		(1U << 4) /* completed by a worker (EVENTFD_ASYNC) */
 #define NW_REQ_F_REG_FILE	(1U << 5) /* the fd is a regular file */
+#define NW_REQ_F_POLL_ADD (1U << 6) /* a POLL_ADD request (poll.c) */
+#define NW_REQ_F_MSHOT (1U << 7) /* multishot: stays armed after a CQE */
+#define NW_REQ_F_TW_QUEUED (1U << 8) /* on tw_head for a multishot event */
+#define NW_REQ_F_CANCELED (1U << 9) /* removed while an event was queued */
+#define NW_REQ_F_BLOCK (1U << 10) /* punted after a nonblocking try: block */
 
 /*
  * One CQE as the engine carries it before it reaches the ring; big[] is
@@ -80,6 +89,7 @@ struct nw_ovf {
 
 struct nw_ring;
 struct nw_waiter;
+struct nw_pollfd;
 
 /* One request. Lives on the ring's free list between uses. */
 struct nw_req {
@@ -95,6 +105,14 @@ struct nw_req {
 	uint64_t big[2];	/* CQE32 extra words */
 	struct nw_req *tw_next; /* on ring->tw_head, completed elsewhere */
 	struct nw_work work;	/* on the worker pool */
+	void *async; /* op data too big for cmd; freed by the op's cleanup */
+	/* Readiness (poll.c), under ring->poll_lock while parked. */
+	struct nw_list poll_node;
+	struct nw_pollfd *pfd;
+	unsigned int poll_mask; /* NW_POLL* the request waits for */
+	unsigned int poll_seq; /* fd's edge count before the last attempt */
+	unsigned int poll_events; /* what fired */
+	unsigned int poll_arms; /* arms so far (bounded) */
 	/* Per-op private state (nw_req_cmd), like the kernel's io_kiocb_to_cmd */
 	uint64_t cmd[NW_REQ_CMD_SIZE / 8];
 };
@@ -162,6 +180,21 @@ struct nw_ring {
 
 	/* Register-side lock (kernel: uring_lock for register). */
 	pthread_mutex_t reg_lock;
+
+	/* Readiness (poll.c). Lock order: submit_lock before poll_lock. */
+	pthread_mutex_t poll_lock;
+	struct nw_loop loop;
+	bool loop_ready;
+	struct nw_pollfd **pollfds; /* by fd number */
+	unsigned int nr_pollfds;
+	unsigned int nr_parked;
+	pthread_mutex_t reactor_lock; /* held by the harvesting thread */
+	pthread_mutex_t reactor_mu; /* guards the fields below */
+	pthread_cond_t reactor_cv;
+	unsigned int drivers_wanted;
+	int driver; /* a waiter drives the reactor (atomic flag) */
+	bool bg_running, bg_in_wait;
+	bool punt_all; /* NOWAIT_PUNT=1: no nowait-first issue */
 };
 
 static inline struct io_uring_sqe *nw_sqe_at(struct nw_ring *ring,
@@ -178,6 +211,8 @@ int nw_ring_lookup_cached(int fd, struct nw_ring **ringp);
 void nw_ring_add(struct nw_ring *ring, int fd);
 /* submit.c: issue a request and its chain (submit side). */
 void nw_issue_chain(struct nw_req *req);
+/* Issue nonblocking, parking or punting: NW_COMPLETE or NW_QUEUED. */
+int nw_req_issue(struct nw_req *req);
 /* Send a request to the worker pool: 0 or -EAGAIN. */
 int nw_req_punt(struct nw_req *req);
 /* setup.c */

@@ -6,6 +6,8 @@
  */
 #include "opdef.h"
 #include "nop.h"
+#include "poll.h"
+#include "rw.h"
 
 /* clang-format off */
 const struct nw_opdef nw_opdefs[NW_OP_LAST] = {
@@ -15,6 +17,58 @@ const struct nw_opdef nw_opdefs[NW_OP_LAST] = {
 		.fast		= nw_nop_fast,
 		.prep		= nw_nop_prep,
 		.issue		= nw_nop_issue,
+	},
+	[IORING_OP_READV] = {
+		.name		= "READV",
+		.needs_file	= 1,
+		.pollin		= 1,
+		.unbound_nonreg_file = 1,
+		.ioprio		= 1,
+		.prep		= nw_readv_prep,
+		.issue		= nw_rw_issue,
+		.cleanup	= nw_rw_cleanup,
+	},
+	[IORING_OP_WRITEV] = {
+		.name		= "WRITEV",
+		.needs_file	= 1,
+		.pollout	= 1,
+		.unbound_nonreg_file = 1,
+		.ioprio		= 1,
+		.prep		= nw_writev_prep,
+		.issue		= nw_rw_issue,
+		.cleanup	= nw_rw_cleanup,
+	},
+	[IORING_OP_POLL_ADD] = {
+		.name		= "POLL_ADD",
+		.needs_file	= 1,
+		.unbound_nonreg_file = 1,
+		.prep		= nw_poll_add_prep,
+		.issue		= nw_poll_add_issue,
+	},
+	[IORING_OP_POLL_REMOVE] = {
+		.name		= "POLL_REMOVE",
+		.prep		= nw_poll_remove_prep,
+		.issue		= nw_poll_remove_issue,
+	},
+	[IORING_OP_READ] = {
+		.name		= "READ",
+		.needs_file	= 1,
+		.pollin		= 1,
+		.unbound_nonreg_file = 1,
+		.ioprio		= 1,
+		.prep		= nw_read_prep,
+		.issue		= nw_rw_issue,
+		.cleanup	= nw_rw_cleanup,
+	},
+	[IORING_OP_WRITE] = {
+		.name		= "WRITE",
+		.needs_file	= 1,
+		.pollout	= 1,
+		.unbound_nonreg_file = 1,
+		.ioprio		= 1,
+		.prep		= nw_write_prep,
+		.issue		= nw_rw_issue,
+		.cleanup	= nw_rw_cleanup,
 	},
 };
 /* clang-format on */

@@ -195,6 +195,13 @@ static void init_pointers(struct nw_ring *ring)
 	*(unsigned int *)(cq + CQ_OFF_ENTRIES) = ring->cq_entries;
 }
 
+static bool punt_env(void)
+{
+	const char *v = getenv("NOWAIT_PUNT");
+
+	return v && v[0] == '1';
+}
+
 static struct nw_ring *ring_alloc(const struct io_uring_params *p)
 {
 	struct nw_ring *ring = calloc(1, sizeof(*ring));
@@ -220,6 +227,13 @@ static struct nw_ring *ring_alloc(const struct io_uring_params *p)
 	pthread_mutex_init(&ring->submit_lock, NULL);
 	pthread_mutex_init(&ring->wake_lock, NULL);
 	pthread_mutex_init(&ring->reg_lock, NULL);
+	pthread_mutex_init(&ring->poll_lock, NULL);
+	pthread_mutex_init(&ring->reactor_lock, NULL);
+	pthread_mutex_init(&ring->reactor_mu, NULL);
+	pthread_cond_init(&ring->reactor_cv, NULL);
+	ring->loop.epfd = ring->loop.wake_fd = -1;
+	/* Engine option (benchmarks): no nowait-first issue on this ring. */
+	ring->punt_all = punt_env();
 	return ring;
 }
 

@@ -11,15 +11,32 @@
 #include <string.h>
 #include "internal.h"
 #include "opdef.h"
+#include "poll.h"
 
 #define IO_REQ_LINK_FLAGS (IOSQE_IO_LINK | IOSQE_IO_HARDLINK)
 
-/* A worker runs the request blocking, then hands it back to the ring. */
+/*
+ * A worker runs the request, then hands it back to the ring. A request
+ * sent here by IOSQE_ASYNC on a pollable op is still tried nonblocking
+ * first and parked on readiness if it would block, as io-wq does; all
+ * else blocks in the worker.
+ */
 static void req_work(struct nw_work *work)
 {
 	struct nw_req *req = container_of(work, struct nw_req, work);
-	int ret = nw_opdefs[req->opcode].issue(req, 0);
+	const struct nw_opdef *def = &nw_opdefs[req->opcode];
+	int ret = NW_PUNT;
 
+	if ((req->sqe_flags & IOSQE_ASYNC) && !(req->flags & NW_REQ_F_BLOCK) &&
+	    (def->pollin || def->pollout)) {
+		ret = def->issue(req, NW_ISSUE_F_NONBLOCK);
+		if (ret == NW_RETRY &&
+		    nw_poll_arm(req, def->pollin ? NW_POLLIN : NW_POLLOUT) ==
+			    NW_POLL_OK)
+			return;
+	}
+	if (ret == NW_RETRY || ret == NW_PUNT)
+		ret = def->issue(req, 0);
 	if (ret == NW_QUEUED)
 		return;
 	if (ret < 0)
@@ -38,6 +55,48 @@ int nw_req_punt(struct nw_req *req)
 		cls = NW_WQ_UNBOUND;
 	req->work.fn = req_work;
 	return nw_iowq_enqueue(&req->work, cls);
+}
+
+/*
+ * Issue a request nonblocking; if it would block, park it on readiness
+ * (reissuing at once when data raced in) or hand it to a worker: the
+ * kernel's io_issue_sqe + io_queue_async. Returns NW_COMPLETE (the result
+ * is in req->res) or NW_QUEUED (it completes later).
+ */
+int nw_req_issue(struct nw_req *req)
+{
+	const struct nw_opdef *def = &nw_opdefs[req->opcode];
+	int ret;
+
+	/* No registered file table yet: every fixed-file index is empty. */
+	if (unlikely(req->sqe_flags & IOSQE_FIXED_FILE) && def->needs_file) {
+		nw_req_set_fail(req, -EBADF);
+		return NW_COMPLETE;
+	}
+	for (;;) {
+		ret = def->issue(req, NW_ISSUE_F_NONBLOCK);
+		if (likely(ret == NW_COMPLETE || ret == NW_QUEUED))
+			return ret;
+		if (ret < 0) {
+			nw_req_set_fail(req, ret);
+			return NW_COMPLETE;
+		}
+		if (ret == NW_RETRY && (def->pollin || def->pollout)) {
+			int r = nw_poll_arm(req, def->pollin ? NW_POLLIN :
+							       NW_POLLOUT);
+
+			if (r == NW_POLL_OK)
+				return NW_QUEUED;
+			if (r == NW_POLL_READY)
+				continue;
+		}
+		req->flags |= NW_REQ_F_BLOCK;
+		ret = nw_req_punt(req);
+		if (!ret)
+			return NW_QUEUED;
+		nw_req_set_fail(req, ret);
+		return NW_COMPLETE;
+	}
 }
 
 /*
@@ -62,11 +121,8 @@ static void issue_chain(struct nw_req *req)
 			req = nw_req_complete_inline(req);
 			continue;
 		}
-		ret = nw_opdefs[req->opcode].issue(req, NW_ISSUE_F_NONBLOCK);
-		if (unlikely(ret == NW_QUEUED))
+		if (nw_req_issue(req) == NW_QUEUED)
 			return;
-		if (unlikely(ret < 0))
-			nw_req_set_fail(req, ret);
 		req = nw_req_complete_inline(req);
 	}
 }
@@ -102,6 +158,9 @@ static int init_req(struct nw_ring *ring, struct nw_req *req,
 		(sqe_flags & IOSQE_CQE_SKIP_SUCCESS) ? NW_REQ_F_CQE_SKIP : 0;
 	req->link = NULL;
 	req->cflags = 0;
+	req->async = NULL;
+	req->poll_arms = 0;
+	req->poll_events = 0;
 	if (ring->cqe_shift == 5)
 		req->big[0] = req->big[1] = 0;
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include "internal.h"
+#include "poll.h"
 
 struct nw_waiter {
 	int fd;
@@ -22,13 +23,15 @@ struct nw_waiter {
 };
 
 static __thread int thread_wake_fd = -1;
+static __thread struct nw_waiter *thread_waiter; /* this thread's, if any */
 
 /* Called after a CQ tail publish when waiters may be sleeping. */
 void nw_wake_waiters(struct nw_ring *ring)
 {
 	pthread_mutex_lock(&ring->wake_lock);
 	for (struct nw_waiter *w = ring->waiter_list; w; w = w->next)
-		eventfd_write(w->fd, 1);
+		if (w != thread_waiter) /* a waiter that posts is awake */
+			eventfd_write(w->fd, 1);
 	pthread_mutex_unlock(&ring->wake_lock);
 }
 
@@ -187,12 +190,63 @@ static bool cq_reached(struct nw_ring *ring, unsigned int target)
 	return (int)(load_acquire(ring->cq_tail) - target) >= 0;
 }
 
-int nw_wait(struct nw_ring *ring, unsigned int min_complete, unsigned int flags,
-	    const void *arg, size_t argsz)
+/* Sleep on the thread's eventfd until woken (a waiter that does not drive). */
+static int wait_sleep(struct nw_ring *ring, unsigned int target,
+		      const struct wait_args *wa, int fd)
+{
+	int ret;
+
+	for (;;) {
+		run_task_work(ring);
+		if (cq_reached(ring, target))
+			return 0;
+		if (ring->cq_dropped) {
+			ring->cq_dropped = false;
+			return -EBADR;
+		}
+		ret = sleep_once(fd, wa);
+		if (ret)
+			return ret;
+	}
+}
+
+/*
+ * Drive the ring's reactor while waiting: harvest readiness and reissue
+ * parked requests on this thread, sleeping in epoll itself, so a
+ * completion needs no hand-off between threads.
+ */
+static int wait_drive(struct nw_ring *ring, unsigned int target,
+		      const struct wait_args *wa)
+{
+	struct timespec left;
+	int ret;
+
+	for (;;) {
+		run_task_work(ring);
+		if (cq_reached(ring, target))
+			return 0;
+		if (ring->cq_dropped) {
+			ring->cq_dropped = false;
+			return -EBADR;
+		}
+		if (wa->has_deadline)
+			left = time_left(&wa->deadline);
+		if (wa->has_deadline && !left.tv_sec && !left.tv_nsec)
+			return -ETIME;
+		ret = nw_poll_run(ring, wa->has_deadline ? &left : NULL,
+				  wa->sig, true);
+		if (ret < 0)
+			return ret;
+	}
+}
+
+int nw_wait(struct nw_ring *ring, unsigned int min_complete,
+	    unsigned int flags, const void *arg, size_t argsz)
 {
 	struct nw_waiter w;
 	struct wait_args wa;
 	unsigned int target;
+	bool drive;
 	int ret;
 
 	ret = get_ext_arg(flags, arg, argsz, &wa);
@@ -206,24 +260,28 @@ int nw_wait(struct nw_ring *ring, unsigned int min_complete, unsigned int flags,
 	ret = get_sigmask(&wa);
 	if (ret)
 		return ret;
-	w.fd = thread_fd();
-	if (w.fd < 0)
-		return -errno;
 	target = READ_ONCE(*ring->cq_head) + min_complete;
-	waiter_add(ring, &w);
-	for (;;) {
-		run_task_work(ring);
-		if (cq_reached(ring, target))
-			break;
-		if (ring->cq_dropped) {
-			ring->cq_dropped = false;
-			ret = -EBADR;
-			break;
-		}
-		ret = sleep_once(w.fd, &wa);
-		if (ret)
-			break;
+
+	/* One waiter at a time drives the reactor; others sleep. */
+	drive = nw_poll_active(ring) &&
+		!__atomic_exchange_n(&ring->driver, 1, __ATOMIC_ACQUIRE);
+	if (drive) {
+		nw_poll_drive_begin(ring);
+		w.fd = ring->loop.wake_fd;
+	} else {
+		w.fd = thread_fd();
+		if (w.fd < 0)
+			return -errno;
 	}
+	waiter_add(ring, &w);
+	thread_waiter = &w;
+	ret = drive ? wait_drive(ring, target, &wa) :
+		      wait_sleep(ring, target, &wa, w.fd);
+	thread_waiter = NULL;
 	waiter_del(ring, &w);
+	if (drive) {
+		nw_poll_drive_end(ring);
+		__atomic_store_n(&ring->driver, 0, __ATOMIC_RELEASE);
+	}
 	return nw_cq_ready(ring) ? 0 : ret;
 }

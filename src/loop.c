@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The readiness backend: all epoll calls of the engine live here, behind
+ * the few functions of loop.h (the shape of Redis' ae_epoll.c). Each fd is
+ * added once, edge-triggered for in and out together, and stays until its
+ * file goes away; arming a request then costs no system call of its own.
+ * Runs on whichever thread drives the ring's reactor (poll.c).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include "loop.h"
+
+_Static_assert(NW_POLLIN == EPOLLIN && NW_POLLOUT == EPOLLOUT &&
+		       NW_POLLERR == EPOLLERR && NW_POLLHUP == EPOLLHUP &&
+		       NW_POLLPRI == EPOLLPRI && NW_POLLRDHUP == EPOLLRDHUP,
+	       "NW_POLL* are the epoll bits");
+
+int nw_loop_init(struct nw_loop *loop)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET };
+
+	loop->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (loop->epfd < 0)
+		return -errno;
+	loop->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (loop->wake_fd < 0)
+		goto err;
+	ev.data.ptr = NULL;
+	if (epoll_ctl(loop->epfd, EPOLL_CTL_ADD, loop->wake_fd, &ev) < 0)
+		goto err;
+	return 0;
+err:
+	nw_loop_free(loop);
+	return -errno;
+}
+
+void nw_loop_free(struct nw_loop *loop)
+{
+	if (loop->wake_fd >= 0)
+		close(loop->wake_fd);
+	if (loop->epfd >= 0)
+		close(loop->epfd);
+	loop->wake_fd = loop->epfd = -1;
+}
+
+int nw_loop_add(struct nw_loop *loop, int fd, void *data)
+{
+	struct epoll_event ev = {
+		.events = EPOLLIN | EPOLLOUT | EPOLLPRI | EPOLLRDHUP | EPOLLET,
+		.data.ptr = data,
+	};
+
+	if (epoll_ctl(loop->epfd, EPOLL_CTL_ADD, fd, &ev) == 0)
+		return 0;
+	if (errno == EEXIST)
+		return 1;
+	return -errno;
+}
+
+void nw_loop_del(struct nw_loop *loop, int fd)
+{
+	epoll_ctl(loop->epfd, EPOLL_CTL_DEL, fd, NULL);
+}
+
+int nw_loop_wait(struct nw_loop *loop, struct nw_loop_event *out, int max,
+		 const struct timespec *timeout, const sigset_t *sig)
+{
+	struct epoll_event ev[64];
+	int n, i;
+
+	if (max > 64)
+		max = 64;
+	/* epoll_pwait2 takes a timespec and a mask, atomically (5.11+). */
+	n = (int)syscall(SYS_epoll_pwait2, loop->epfd, ev, max, timeout, sig,
+			 (size_t)(_NSIG / 8));
+	if (n < 0)
+		return -errno;
+	for (i = 0; i < n; i++) {
+		out[i].data = ev[i].data.ptr;
+		out[i].events = ev[i].events;
+		if (!ev[i].data.ptr) {
+			uint64_t v;
+
+			if (read(loop->wake_fd, &v, sizeof(v)) < 0)
+				(void)0; /* already drained by another */
+		}
+	}
+	return n;
+}
+
+void nw_loop_wake(struct nw_loop *loop)
+{
+	uint64_t one = 1;
+
+	if (write(loop->wake_fd, &one, sizeof(one)) < 0)
+		(void)0; /* a full counter already wakes */
+}

@@ -1,0 +1,648 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Readiness: requests that would block are parked on their fd and
+ * reissued when it becomes ready, the kernel's async poll (io_uring/poll.c
+ * io_arm_poll_handler) on epoll. Also POLL_ADD and POLL_REMOVE.
+ *
+ * Every fd the ring waits on has a struct nw_pollfd: its parked requests
+ * and edge counters. The fd is watched edge-triggered (loop.c); each
+ * harvested edge bumps in_seq / out_seq. A request snapshots the counter
+ * before its nonblocking attempt (nw_poll_prepare); if the counter moved
+ * by the time it parks, data raced in and the request is reissued at once
+ * (Langlois' 2021 reissue), counted in nw_stat_reissue(). If the counter
+ * is where an earlier EAGAIN left it, the fd is known not ready and the
+ * next attempt is skipped altogether.
+ *
+ * Who harvests: a waiter in enter (wait.c) drives the reactor itself; when
+ * no waiter does, a reactor thread of the ring (non-DEFER_TASKRUN rings
+ * only) keeps requests moving. reactor_lock makes one of them the
+ * harvester at a time. Locks: submit_lock, then poll_lock.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include "poll.h"
+#include "opdef.h"
+
+#define NW_POLL_MAX_ARMS 128 /* the kernel's APOLL_MAX_RETRY */
+#define NW_POLL_ALWAYS (NW_POLLERR | NW_POLLHUP)
+
+struct nw_pollfd {
+	int fd;
+	bool watched; /* in the epoll set, as far as we know */
+	unsigned char kind; /* enum nw_fd_kind, 0 until learnt */
+	bool in_idle, out_idle; /* known not ready at *_idle_seq */
+	unsigned int in_seq, out_seq;
+	unsigned int in_idle_seq, out_idle_seq;
+	struct nw_list parked;
+};
+
+static unsigned long stat_reissue;
+
+unsigned long nw_stat_reissue(void)
+{
+	return __atomic_load_n(&stat_reissue, __ATOMIC_RELAXED);
+}
+
+/* Called with poll_lock held. */
+static struct nw_pollfd *pollfd_get(struct nw_ring *ring, int fd, bool create)
+{
+	struct nw_pollfd *pfd;
+
+	if (fd < 0)
+		return NULL;
+	if ((unsigned int)fd >= ring->nr_pollfds) {
+		unsigned int nr = ring->nr_pollfds ? ring->nr_pollfds : 64;
+		struct nw_pollfd **tab;
+
+		if (!create)
+			return NULL;
+		while (nr <= (unsigned int)fd)
+			nr *= 2;
+		tab = realloc(ring->pollfds, nr * sizeof(*tab));
+		if (!tab)
+			return NULL;
+		memset(tab + ring->nr_pollfds, 0,
+		       (nr - ring->nr_pollfds) * sizeof(*tab));
+		ring->pollfds = tab;
+		ring->nr_pollfds = nr;
+	}
+	pfd = ring->pollfds[fd];
+	if (!pfd && create) {
+		pfd = calloc(1, sizeof(*pfd));
+		if (!pfd)
+			return NULL;
+		pfd->fd = fd;
+		nw_list_init(&pfd->parked);
+		ring->pollfds[fd] = pfd;
+	}
+	return pfd;
+}
+
+static unsigned int *edge_seq(struct nw_pollfd *pfd, unsigned int mask)
+{
+	return (mask & NW_POLLIN) ? &pfd->in_seq : &pfd->out_seq;
+}
+
+bool nw_poll_prepare(struct nw_req *req, unsigned int mask, int *kind)
+{
+	struct nw_ring *ring = req->ring;
+	struct nw_pollfd *pfd;
+	bool skip = false;
+
+	pthread_mutex_lock(&ring->poll_lock);
+	pfd = pollfd_get(ring, req->fd, false);
+	req->poll_seq = pfd ? *edge_seq(pfd, mask) : 0;
+	*kind = pfd ? pfd->kind : NW_FD_UNKNOWN;
+	if (pfd) {
+		if (mask & NW_POLLIN)
+			skip = pfd->in_idle && pfd->in_idle_seq == pfd->in_seq;
+		else
+			skip = pfd->out_idle &&
+			       pfd->out_idle_seq == pfd->out_seq;
+	}
+	pthread_mutex_unlock(&ring->poll_lock);
+	return skip;
+}
+
+int nw_poll_fd_kind(struct nw_ring *ring, int fd)
+{
+	struct nw_pollfd *pfd;
+	int kind;
+
+	pthread_mutex_lock(&ring->poll_lock);
+	pfd = pollfd_get(ring, fd, false);
+	kind = pfd ? pfd->kind : NW_FD_UNKNOWN;
+	pthread_mutex_unlock(&ring->poll_lock);
+	return kind;
+}
+
+void nw_poll_set_fd_kind(struct nw_ring *ring, int fd, int kind)
+{
+	struct nw_pollfd *pfd;
+
+	pthread_mutex_lock(&ring->poll_lock);
+	pfd = pollfd_get(ring, fd, true);
+	if (pfd)
+		pfd->kind = (unsigned char)kind;
+	pthread_mutex_unlock(&ring->poll_lock);
+}
+
+/* Create the ring's epoll instance on first use. Under poll_lock. */
+static int loop_ensure(struct nw_ring *ring)
+{
+	int ret;
+
+	if (ring->loop_ready)
+		return 0;
+	ret = nw_loop_init(&ring->loop);
+	if (!ret)
+		__atomic_store_n(&ring->loop_ready, true, __ATOMIC_RELEASE);
+	return ret;
+}
+
+bool nw_poll_active(struct nw_ring *ring)
+{
+	return __atomic_load_n(&ring->loop_ready, __ATOMIC_ACQUIRE);
+}
+
+static void reactor_ensure(struct nw_ring *ring);
+
+/* A watched fd that epoll says is new: its number was reused. */
+static void pollfd_reset(struct nw_pollfd *pfd)
+{
+	pfd->kind = NW_FD_UNKNOWN;
+	pfd->in_idle = pfd->out_idle = false;
+	pfd->in_seq++;
+	pfd->out_seq++;
+}
+
+/* Watch pfd's fd, verifying the watch is for the file the fd names now. */
+static int pollfd_watch(struct nw_ring *ring, struct nw_pollfd *pfd)
+{
+	int r = nw_loop_add(&ring->loop, pfd->fd, pfd);
+
+	if (r < 0)
+		return r;
+	if (r == 0 && pfd->watched)
+		pollfd_reset(pfd);
+	pfd->watched = true;
+	return 0;
+}
+
+/* Park req on pfd. Called with poll_lock held. */
+static void park(struct nw_ring *ring, struct nw_pollfd *pfd,
+		 struct nw_req *req, unsigned int mask)
+{
+	req->poll_mask = mask;
+	req->pfd = pfd;
+	nw_list_add_tail(&req->poll_node, &pfd->parked);
+	ring->nr_parked++;
+}
+
+int nw_poll_arm(struct nw_req *req, unsigned int mask)
+{
+	struct nw_ring *ring = req->ring;
+	struct nw_pollfd *pfd;
+	unsigned int seq;
+
+	if (++req->poll_arms > NW_POLL_MAX_ARMS)
+		return NW_POLL_ABORTED;
+	pthread_mutex_lock(&ring->poll_lock);
+	if (loop_ensure(ring))
+		goto aborted;
+	pfd = pollfd_get(ring, req->fd, true);
+	if (!pfd)
+		goto aborted;
+	if (pollfd_watch(ring, pfd)) {
+		/* epoll refuses regular files: a worker, bounded class. */
+		req->flags |= NW_REQ_F_REG_FILE;
+		goto aborted;
+	}
+	seq = *edge_seq(pfd, mask);
+	if (seq != req->poll_seq) {
+		/* An edge arrived after the attempt: try again now. */
+		pthread_mutex_unlock(&ring->poll_lock);
+		__atomic_add_fetch(&stat_reissue, 1, __ATOMIC_RELAXED);
+		return NW_POLL_READY;
+	}
+	if (mask & NW_POLLIN) {
+		pfd->in_idle = true;
+		pfd->in_idle_seq = seq;
+	} else {
+		pfd->out_idle = true;
+		pfd->out_idle_seq = seq;
+	}
+	park(ring, pfd, req, mask);
+	pthread_mutex_unlock(&ring->poll_lock);
+	reactor_ensure(ring);
+	return NW_POLL_OK;
+aborted:
+	pthread_mutex_unlock(&ring->poll_lock);
+	return NW_POLL_ABORTED;
+}
+
+/* Count an edge and move the requests it wakes to *ready. Under poll_lock. */
+static void pollfd_event(struct nw_ring *ring, struct nw_pollfd *pfd,
+			 unsigned int ev, struct nw_list *ready)
+{
+	struct nw_list *pos, *tmp;
+
+	if (ev & (NW_POLLIN | NW_POLLPRI | NW_POLLRDHUP | NW_POLL_ALWAYS))
+		pfd->in_seq++;
+	if (ev & (NW_POLLOUT | NW_POLL_ALWAYS))
+		pfd->out_seq++;
+	nw_list_for_each_safe(pos, tmp, &pfd->parked)
+	{
+		struct nw_req *req =
+			nw_list_entry(pos, struct nw_req, poll_node);
+		unsigned int hit = ev & (req->poll_mask | NW_POLL_ALWAYS);
+
+		if (!hit)
+			continue;
+		req->poll_events |= ev;
+		if (req->flags & NW_REQ_F_MSHOT)
+			continue; /* stays parked; nw_poll_fire posts a CQE */
+		nw_list_del(&req->poll_node);
+		ring->nr_parked--;
+		nw_list_add_tail(&req->poll_node, ready);
+	}
+}
+
+/* Finish a request the reactor is done with. */
+static void fire_complete(struct nw_req *req, bool submit_side)
+{
+	struct nw_req *next;
+
+	if (!submit_side) {
+		nw_req_complete_async(req);
+		return;
+	}
+	next = nw_req_complete_inline(req);
+	if (next)
+		nw_issue_chain(next);
+}
+
+/* The result mask of a POLL_ADD, exact when the program asked for bits
+ * epoll does not report (POLLRDNORM...): then ask poll(2). */
+static unsigned int poll_result(struct nw_req *req, unsigned int ev)
+{
+	unsigned int want = req->poll_mask | NW_POLL_ALWAYS;
+	struct pollfd p = { .fd = req->fd, .events = (short)want };
+
+	if (want & ~(NW_POLLIN | NW_POLLOUT | NW_POLLPRI | NW_POLLRDHUP |
+		     NW_POLL_ALWAYS)) {
+		if (poll(&p, 1, 0) == 1)
+			ev |= (unsigned short)p.revents;
+	}
+	return ev & want;
+}
+
+/* A parked request's fd became ready: complete a poll, reissue an op. */
+static void poll_fire(struct nw_req *req, bool submit_side)
+{
+	unsigned int ev = req->poll_events;
+
+	req->poll_events = 0;
+	if (req->flags & NW_REQ_F_POLL_ADD) {
+		req->res = (int)poll_result(req, ev);
+		fire_complete(req, submit_side);
+		return;
+	}
+	if (nw_req_issue(req) == NW_QUEUED)
+		return;
+	fire_complete(req, submit_side);
+}
+
+/* Queue a multishot event for the submit side. Under poll_lock. */
+static bool mshot_queue(struct nw_req *req)
+{
+	if (req->flags & NW_REQ_F_TW_QUEUED)
+		return false;
+	req->flags |= NW_REQ_F_TW_QUEUED;
+	return true;
+}
+
+int nw_poll_run(struct nw_ring *ring, const struct timespec *timeout,
+		const sigset_t *sig, bool submit_side)
+{
+	struct nw_loop_event ev[64];
+	struct nw_req *mshot[64];
+	struct nw_list ready, *pos, *tmp;
+	int n, i, nr_mshot = 0;
+
+	n = nw_loop_wait(&ring->loop, ev, 64, timeout, sig);
+	if (n <= 0)
+		return n;
+	nw_list_init(&ready);
+	pthread_mutex_lock(&ring->poll_lock);
+	for (i = 0; i < n; i++) {
+		struct nw_pollfd *pfd = ev[i].data;
+		struct nw_list *p;
+
+		if (!pfd)
+			continue;
+		pollfd_event(ring, pfd, ev[i].events, &ready);
+		for (p = pfd->parked.next; p != &pfd->parked; p = p->next) {
+			struct nw_req *r =
+				nw_list_entry(p, struct nw_req, poll_node);
+
+			if ((r->flags & NW_REQ_F_MSHOT) && r->poll_events &&
+			    nr_mshot < 64 && mshot_queue(r))
+				mshot[nr_mshot++] = r;
+		}
+	}
+	pthread_mutex_unlock(&ring->poll_lock);
+
+	if (submit_side) {
+		nw_submit_lock(ring);
+		nw_cq_begin_batch(ring);
+	}
+	nw_list_for_each_safe(pos, tmp, &ready)
+	{
+		struct nw_req *req =
+			nw_list_entry(pos, struct nw_req, poll_node);
+
+		nw_list_del(pos);
+		poll_fire(req, submit_side);
+	}
+	for (i = 0; i < nr_mshot; i++)
+		nw_req_complete_async(mshot[i]);
+	if (submit_side) {
+		nw_run_tw(ring);
+		nw_cq_flush_batch(ring);
+		nw_submit_unlock(ring);
+		if (!ring->lockless_cq)
+			nw_run_tw_trylock(ring);
+	}
+	return n;
+}
+
+/*
+ * The ring's reactor thread (rings without DEFER_TASKRUN): harvests when
+ * no waiter drives, so CQEs appear without the program entering. It steps
+ * aside for a waiter: the waiter raises drivers_wanted and kicks it out of
+ * epoll if it is in there (bg_in_wait); both sides use seq_cst so that one
+ * of them always sees the other.
+ */
+static void *reactor_main(void *arg)
+{
+	struct nw_ring *ring = arg;
+
+	for (;;) {
+		pthread_mutex_lock(&ring->reactor_mu);
+		while (ring->drivers_wanted)
+			pthread_cond_wait(&ring->reactor_cv, &ring->reactor_mu);
+		pthread_mutex_unlock(&ring->reactor_mu);
+
+		pthread_mutex_lock(&ring->reactor_lock);
+		__atomic_store_n(&ring->bg_in_wait, true, __ATOMIC_SEQ_CST);
+		if (!__atomic_load_n(&ring->drivers_wanted, __ATOMIC_SEQ_CST))
+			nw_poll_run(ring, NULL, NULL, false);
+		__atomic_store_n(&ring->bg_in_wait, false, __ATOMIC_SEQ_CST);
+		pthread_mutex_unlock(&ring->reactor_lock);
+	}
+	return NULL;
+}
+
+static void reactor_ensure(struct nw_ring *ring)
+{
+	pthread_attr_t attr;
+	sigset_t all, old;
+	pthread_t tid;
+
+	if (ring->lockless_cq ||
+	    __atomic_load_n(&ring->bg_running, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&ring->reactor_mu);
+	if (!ring->bg_running) {
+		sigfillset(&all);
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		pthread_attr_setstacksize(&attr, 256 * 1024);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		if (!pthread_create(&tid, &attr, reactor_main, ring))
+			__atomic_store_n(&ring->bg_running, true,
+					 __ATOMIC_RELEASE);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		pthread_attr_destroy(&attr);
+	}
+	pthread_mutex_unlock(&ring->reactor_mu);
+}
+
+/* A waiter takes over harvesting from the reactor thread. */
+void nw_poll_drive_begin(struct nw_ring *ring)
+{
+	pthread_mutex_lock(&ring->reactor_mu);
+	__atomic_add_fetch(&ring->drivers_wanted, 1, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&ring->reactor_mu);
+	if (__atomic_load_n(&ring->bg_in_wait, __ATOMIC_SEQ_CST))
+		nw_loop_wake(&ring->loop);
+	pthread_mutex_lock(&ring->reactor_lock);
+}
+
+void nw_poll_drive_end(struct nw_ring *ring)
+{
+	pthread_mutex_unlock(&ring->reactor_lock);
+	pthread_mutex_lock(&ring->reactor_mu);
+	if (!--ring->drivers_wanted)
+		pthread_cond_signal(&ring->reactor_cv);
+	pthread_mutex_unlock(&ring->reactor_mu);
+}
+
+/* ---- IORING_OP_POLL_ADD / IORING_OP_POLL_REMOVE ---- */
+
+struct nw_poll_update {
+	uint64_t old_user_data, new_user_data;
+	unsigned int events;
+	bool update_events, update_user_data;
+};
+_Static_assert(sizeof(struct nw_poll_update) <= NW_REQ_CMD_SIZE, "size");
+
+/* io_poll_parse_events: the 32-bit mask, plus what is always reported. */
+static unsigned int parse_events(const struct io_uring_sqe *sqe)
+{
+	return READ_ONCE(sqe->poll32_events) | NW_POLL_ALWAYS;
+}
+
+int nw_poll_add_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
+{
+	unsigned int flags;
+
+	if (READ_ONCE(sqe->buf_index) || READ_ONCE(sqe->off) ||
+	    READ_ONCE(sqe->addr))
+		return -EINVAL;
+	flags = READ_ONCE(sqe->len);
+	if (flags & ~(IORING_POLL_ADD_MULTI | IORING_POLL_ADD_LEVEL))
+		return -EINVAL;
+	if ((flags & IORING_POLL_ADD_MULTI) && (req->flags & NW_REQ_F_CQE_SKIP))
+		return -EINVAL;
+	req->poll_mask = parse_events(sqe);
+	req->poll_events = 0;
+	req->poll_arms = 0;
+	req->flags |= NW_REQ_F_POLL_ADD;
+	if (flags & IORING_POLL_ADD_MULTI)
+		req->flags |= NW_REQ_F_MSHOT;
+	return 0;
+}
+
+/* Post a multishot event CQE (F_MORE) on the submit side. */
+static void mshot_post(struct nw_req *req, unsigned int ev)
+{
+	req->cflags = IORING_CQE_F_MORE;
+	nw_cq_add(req->ring, req, (int)poll_result(req, ev));
+	req->cflags = 0;
+}
+
+int nw_poll_add_issue(struct nw_req *req, unsigned int issue_flags)
+{
+	struct nw_ring *ring = req->ring;
+	struct pollfd p = { .fd = req->fd, .events = (short)req->poll_mask };
+	struct nw_pollfd *pfd;
+
+	if (req->fd < 0)
+		return -EBADF;
+	for (;;) {
+		unsigned int seq0, ready;
+
+		int kind;
+
+		nw_poll_prepare(req, NW_POLLIN, &kind);
+		seq0 = req->poll_seq;
+		if (poll(&p, 1, 0) < 0)
+			return -errno;
+		if (p.revents & POLLNVAL)
+			return -EBADF;
+		ready = (unsigned short)p.revents & req->poll_mask;
+		if (ready && !(req->flags & NW_REQ_F_MSHOT)) {
+			req->res = (int)ready;
+			return NW_COMPLETE;
+		}
+		if (ready)
+			mshot_post(req, ready);
+		pthread_mutex_lock(&ring->poll_lock);
+		if (loop_ensure(ring))
+			goto err_unlock;
+		pfd = pollfd_get(ring, req->fd, true);
+		if (!pfd || pollfd_watch(ring, pfd))
+			goto err_unlock;
+		if (pfd->in_seq == seq0 || ready) {
+			park(ring, pfd, req, req->poll_mask);
+			pthread_mutex_unlock(&ring->poll_lock);
+			reactor_ensure(ring);
+			return NW_QUEUED;
+		}
+		pthread_mutex_unlock(&ring->poll_lock);
+	}
+err_unlock:
+	pthread_mutex_unlock(&ring->poll_lock);
+	return -ENOMEM;
+}
+
+/* A multishot event queued by the reactor, delivered on the submit side.
+ * Returns true while the request stays armed. */
+bool nw_poll_tw(struct nw_req *req)
+{
+	struct nw_ring *ring = req->ring;
+	unsigned int ev;
+	bool canceled;
+
+	pthread_mutex_lock(&ring->poll_lock);
+	ev = req->poll_events;
+	req->poll_events = 0;
+	req->flags &= ~NW_REQ_F_TW_QUEUED;
+	canceled = req->flags & NW_REQ_F_CANCELED;
+	pthread_mutex_unlock(&ring->poll_lock);
+	if (canceled) {
+		nw_req_set_fail(req, -ECANCELED);
+		return false;
+	}
+	if (ev)
+		mshot_post(req, ev);
+	return true;
+}
+
+int nw_poll_remove_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
+{
+	struct nw_poll_update *upd = nw_req_cmd(req, struct nw_poll_update);
+	unsigned int flags;
+
+	if (READ_ONCE(sqe->buf_index) || READ_ONCE(sqe->splice_fd_in))
+		return -EINVAL;
+	flags = READ_ONCE(sqe->len);
+	if (flags & ~(IORING_POLL_UPDATE_EVENTS | IORING_POLL_UPDATE_USER_DATA |
+		      IORING_POLL_ADD_MULTI))
+		return -EINVAL;
+	if (flags == IORING_POLL_ADD_MULTI)
+		return -EINVAL;
+	upd->old_user_data = READ_ONCE(sqe->addr);
+	upd->update_events = flags & IORING_POLL_UPDATE_EVENTS;
+	upd->update_user_data = flags & IORING_POLL_UPDATE_USER_DATA;
+	upd->new_user_data = READ_ONCE(sqe->off);
+	if (!upd->update_user_data && upd->new_user_data)
+		return -EINVAL;
+	if (upd->update_events) {
+		upd->events = parse_events(sqe);
+		if (flags & IORING_POLL_ADD_MULTI)
+			upd->events |= 1U << 31; /* multishot from now on */
+	} else if (READ_ONCE(sqe->poll32_events)) {
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Find and unpark the POLL_ADD with user_data. Under poll_lock. */
+static struct nw_req *poll_find(struct nw_ring *ring, uint64_t user_data)
+{
+	for (unsigned int fd = 0; fd < ring->nr_pollfds; fd++) {
+		struct nw_pollfd *pfd = ring->pollfds[fd];
+		struct nw_list *pos, *tmp;
+
+		if (!pfd)
+			continue;
+		nw_list_for_each_safe(pos, tmp, &pfd->parked)
+		{
+			struct nw_req *r =
+				nw_list_entry(pos, struct nw_req, poll_node);
+
+			if (!(r->flags & NW_REQ_F_POLL_ADD) ||
+			    r->user_data != user_data)
+				continue;
+			nw_list_del(pos);
+			ring->nr_parked--;
+			return r;
+		}
+	}
+	return NULL;
+}
+
+static void target_finish(struct nw_req *target, unsigned int issue_flags)
+{
+	if (issue_flags & NW_ISSUE_F_NONBLOCK)
+		fire_complete(target, true);
+	else
+		nw_req_complete_async(target);
+}
+
+int nw_poll_remove_issue(struct nw_req *req, unsigned int issue_flags)
+{
+	struct nw_poll_update *upd = nw_req_cmd(req, struct nw_poll_update);
+	struct nw_ring *ring = req->ring;
+	struct nw_req *target;
+	bool queued;
+
+	pthread_mutex_lock(&ring->poll_lock);
+	target = poll_find(ring, upd->old_user_data);
+	queued = target && (target->flags & NW_REQ_F_TW_QUEUED);
+	if (queued && !upd->update_events && !upd->update_user_data)
+		target->flags |= NW_REQ_F_CANCELED; /* nw_poll_tw ends it */
+	pthread_mutex_unlock(&ring->poll_lock);
+	if (!target)
+		return -ENOENT;
+	if (upd->update_events || upd->update_user_data) {
+		if (upd->update_user_data)
+			target->user_data = upd->new_user_data;
+		if (upd->update_events) {
+			target->poll_mask = upd->events & ~(1U << 31);
+			if (upd->events & (1U << 31))
+				target->flags |= NW_REQ_F_MSHOT;
+			else
+				target->flags &= ~NW_REQ_F_MSHOT;
+		}
+		/* Re-arm: it may be ready under the new mask. */
+		int r = nw_poll_add_issue(target, issue_flags);
+
+		if (r != NW_QUEUED) {
+			if (r < 0)
+				nw_req_set_fail(target, r);
+			target_finish(target, issue_flags);
+		}
+	} else if (!queued) {
+		nw_req_set_fail(target, -ECANCELED);
+		target_finish(target, issue_flags);
+	}
+	req->res = 0;
+	return NW_COMPLETE;
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Readiness (poll.c): parking requests that would block until their fd is
+ * ready, the reactor that reissues them, and POLL_ADD / POLL_REMOVE.
+ */
+#ifndef NW_POLL_H
+#define NW_POLL_H
+
+#include "internal.h"
+
+/* Results of nw_poll_arm, the kernel's io_arm_poll_handler. */
+enum {
+	NW_POLL_OK, /* parked: the reactor reissues it on readiness */
+	NW_POLL_READY, /* the fd became ready meanwhile: reissue now */
+	NW_POLL_ABORTED, /* cannot be polled or out of arms: use a worker */
+};
+
+/*
+ * Before a nonblocking attempt: remember the fd's readiness generation in
+ * req, and say whether the attempt can be skipped because the fd is known
+ * not ready (no edge seen since it last said EAGAIN).
+ */
+bool nw_poll_prepare(struct nw_req *req, unsigned int mask, int *kind);
+
+/* What the engine has learnt of an fd (cached per ring and fd number). */
+enum nw_fd_kind {
+	NW_FD_UNKNOWN,
+	NW_FD_FILE, /* regular file or block device: offsets, short continues */
+	NW_FD_STREAM, /* pipe, FIFO (FMODE_STREAM): the offset is ignored */
+	NW_FD_SOCKET, /* socket, tty...: no offsets, 0 and -1 allowed */
+};
+int nw_poll_fd_kind(struct nw_ring *ring, int fd);
+void nw_poll_set_fd_kind(struct nw_ring *ring, int fd, int kind);
+/* A waiter takes over harvesting from the reactor thread, and gives back. */
+void nw_poll_drive_begin(struct nw_ring *ring);
+void nw_poll_drive_end(struct nw_ring *ring);
+/* After an attempt said EAGAIN: park req until mask is ready. */
+int nw_poll_arm(struct nw_req *req, unsigned int mask);
+/*
+ * Harvest readiness once and reissue what became ready. Called by a
+ * waiter in enter (submit_side: it may complete requests inline) or by
+ * the ring's reactor thread. Returns events handled, 0 on time-out, or
+ * -EINTR / -errno.
+ */
+int nw_poll_run(struct nw_ring *ring, const struct timespec *timeout,
+		const sigset_t *sig, bool submit_side);
+/* True when the ring has a readiness loop a waiter could drive. */
+bool nw_poll_active(struct nw_ring *ring);
+/* The reissue counter: requests reissued because data raced in. */
+unsigned long nw_stat_reissue(void);
+
+int nw_poll_add_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
+int nw_poll_add_issue(struct nw_req *req, unsigned int issue_flags);
+int nw_poll_remove_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
+int nw_poll_remove_issue(struct nw_req *req, unsigned int issue_flags);
+
+/* Multishot POLL_ADD event delivery on the submit side (nw_run_tw). */
+bool nw_poll_tw(struct nw_req *req);
+
+#endif

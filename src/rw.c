@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * READ, WRITE, READV, WRITEV. Semantics: kernel io_uring/rw.c and the
+ * notes in reference/kernel-semantics.md 1.3-1.8 and 2.
+ *
+ * Inline (the submitting thread or the reactor): one nonblocking attempt,
+ * preadv2/pwritev2 with RWF_NOWAIT, which pipes (6.4+), sockets and
+ * regular files honour; EAGAIN parks the request on readiness (poll.c),
+ * EOPNOTSUPP (named FIFOs, old kernels) sends it to a worker. A worker
+ * does the same calls without RWF_NOWAIT. The program's fd flags are never
+ * changed. Offsets: -1 is the file position; stream fds (ESPIPE) ignore
+ * the offset, as the kernel does. A short transfer is final on a stream
+ * and continued on a regular file or block device, and either way a
+ * result shorter than asked fails a link. RWF_NOWAIT from the program
+ * makes -EAGAIN final.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include "rw.h"
+#include "poll.h"
+
+struct nw_rw {
+	uint64_t off; /* (uint64_t)-1: the file position */
+	int rw_flags; /* RWF_* from the program */
+	unsigned int nr_iov; /* iovecs left to transfer */
+	struct iovec *iov; /* fast_iov or req->async */
+	struct iovec fast_iov;
+	size_t done; /* bytes transferred so far */
+	size_t total; /* bytes asked for */
+	bool write;
+};
+_Static_assert(sizeof(struct nw_rw) <= NW_REQ_CMD_SIZE, "nw_rw too big");
+
+static int rw_prep(struct nw_req *req, const struct io_uring_sqe *sqe,
+		   bool write, bool vectored)
+{
+	struct nw_rw *rw = nw_req_cmd(req, struct nw_rw);
+	uint64_t addr = READ_ONCE(sqe->addr);
+	unsigned int len = READ_ONCE(sqe->len);
+	unsigned int ioprio = READ_ONCE(sqe->ioprio);
+
+	/* ioprio_check_cap: a known class, and a level within it. */
+	if (ioprio && ((ioprio >> 13) > 3 ||
+		       ((ioprio >> 13) != 3 && (ioprio & 0x1fff) > 7)))
+		return -EINVAL;
+	rw->off = READ_ONCE(sqe->off);
+	rw->rw_flags = (int)READ_ONCE(sqe->rw_flags);
+	rw->write = write;
+	rw->done = 0;
+	rw->iov = &rw->fast_iov;
+	if (!vectored) {
+		rw->fast_iov.iov_base = (void *)(uintptr_t)addr;
+		rw->fast_iov.iov_len = len;
+		rw->nr_iov = 1;
+		rw->total = len;
+		return 0;
+	}
+	/* SUBMIT_STABLE: the iovec array is copied now. */
+	if (len > IOV_MAX)
+		return -EINVAL;
+	if (len > 1) {
+		req->async = malloc(len * sizeof(struct iovec));
+		if (!req->async)
+			return -ENOMEM;
+		rw->iov = req->async;
+	}
+	rw->nr_iov = len;
+	if (len && nw_copy_from_user(rw->iov, (void *)(uintptr_t)addr,
+				     len * sizeof(struct iovec)))
+		return -EFAULT;
+	rw->total = 0;
+	for (unsigned int i = 0; i < len; i++)
+		rw->total += rw->iov[i].iov_len;
+	return 0;
+}
+
+int nw_read_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
+{
+	return rw_prep(req, sqe, false, false);
+}
+
+int nw_readv_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
+{
+	return rw_prep(req, sqe, false, true);
+}
+
+int nw_write_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
+{
+	return rw_prep(req, sqe, true, false);
+}
+
+int nw_writev_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
+{
+	return rw_prep(req, sqe, true, true);
+}
+
+void nw_rw_cleanup(struct nw_req *req)
+{
+	free(req->async);
+}
+
+/* Drop n transferred bytes from the front of the iovecs. */
+static void iov_advance(struct nw_rw *rw, size_t n)
+{
+	rw->done += n;
+	while (n && rw->nr_iov) {
+		if (n < rw->iov->iov_len) {
+			rw->iov->iov_base = (char *)rw->iov->iov_base + n;
+			rw->iov->iov_len -= n;
+			return;
+		}
+		n -= rw->iov->iov_len;
+		rw->iov++;
+		rw->nr_iov--;
+	}
+}
+
+/* Learn (fstat) and remember what kind of file the fd is. */
+static int fd_kind_learn(struct nw_req *req)
+{
+	struct stat st;
+	int kind;
+
+	if (fstat(req->fd, &st) < 0)
+		return NW_FD_UNKNOWN;
+	if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))
+		kind = NW_FD_FILE;
+	else if (S_ISFIFO(st.st_mode))
+		kind = NW_FD_STREAM;
+	else
+		kind = NW_FD_SOCKET;
+	nw_poll_set_fd_kind(req->ring, req->fd, kind);
+	return kind;
+}
+
+/*
+ * The position to pass: -1 for the file position and for streams, which
+ * ignore the SQE offset; sockets and ttys take only 0 (kernel: ki_pos must
+ * be 0 there) and refuse others with -ESPIPE.
+ */
+static int rw_pos(struct nw_rw *rw, int kind, off_t *pos)
+{
+	*pos = (off_t)(rw->off + rw->done);
+	if (rw->off == (uint64_t)-1 || kind == NW_FD_STREAM)
+		*pos = -1;
+	else if (kind == NW_FD_SOCKET)
+		return rw->off == 0 ? (*pos = -1, 0) : -ESPIPE;
+	return 0;
+}
+
+/* One preadv2/pwritev2. Returns n or -errno. */
+static ssize_t rw_call(struct nw_req *req, struct nw_rw *rw, int *kind,
+		       int flags)
+{
+	off_t pos;
+	ssize_t n;
+	int ret;
+
+	for (;;) {
+		ret = rw_pos(rw, *kind, &pos);
+		if (ret)
+			return ret;
+		n = rw->write ? pwritev2(req->fd, rw->iov, (int)rw->nr_iov,
+					 pos, flags) :
+				preadv2(req->fd, rw->iov, (int)rw->nr_iov, pos,
+					flags);
+		if (n >= 0)
+			return n;
+		if (errno != ESPIPE || pos == -1 || *kind != NW_FD_UNKNOWN)
+			return -errno;
+		/* No pread here: learn what the fd is, then try again. */
+		*kind = fd_kind_learn(req);
+		if (*kind == NW_FD_UNKNOWN || *kind == NW_FD_FILE)
+			return -ESPIPE;
+	}
+}
+
+/* Is the fd a regular file or block device, where short I/O continues? */
+static bool fd_is_file(struct nw_req *req, int *kind)
+{
+	if (*kind == NW_FD_UNKNOWN)
+		*kind = fd_kind_learn(req);
+	return *kind == NW_FD_FILE;
+}
+
+/* The final result: a transfer shorter than asked fails a link. */
+static int rw_done(struct nw_req *req, struct nw_rw *rw, ssize_t err)
+{
+	if (err < 0 && !rw->done) {
+		req->res = (int)err;
+		return (int)err;
+	}
+	req->res = (int)rw->done;
+	if (rw->done != rw->total)
+		nw_req_set_fail(req, req->res);
+	return NW_COMPLETE;
+}
+
+static int rw_nonblock(struct nw_req *req, struct nw_rw *rw)
+{
+	unsigned int mask = rw->write ? NW_POLLOUT : NW_POLLIN;
+	bool user_nowait = rw->rw_flags & RWF_NOWAIT;
+	ssize_t n;
+	int kind;
+
+	if ((int64_t)rw->off < -1)
+		return -EINVAL; /* rw_verify_area, before any stream logic */
+	if (nw_poll_prepare(req, mask, &kind))
+		return user_nowait ? rw_done(req, rw, -EAGAIN) : NW_RETRY;
+	for (;;) {
+		n = rw_call(req, rw, &kind, rw->rw_flags | RWF_NOWAIT);
+		if (n == -EAGAIN)
+			break;
+		if (n == -EOPNOTSUPP && !user_nowait)
+			return NW_PUNT; /* no RWF_NOWAIT here: a worker */
+		if (n <= 0)
+			return rw_done(req, rw, n);
+		iov_advance(rw, (size_t)n);
+		if (rw->done == rw->total || !fd_is_file(req, &kind))
+			return rw_done(req, rw, 0);
+	}
+	if (user_nowait)
+		return rw_done(req, rw, -EAGAIN);
+	/* A file that is partly done continues blocking, in a worker. */
+	return rw->done ? NW_PUNT : NW_RETRY;
+}
+
+static int rw_blocking(struct nw_req *req, struct nw_rw *rw)
+{
+	int kind = nw_poll_fd_kind(req->ring, req->fd);
+	ssize_t n;
+
+	if ((int64_t)rw->off < -1)
+		return -EINVAL;
+	for (;;) {
+		n = rw_call(req, rw, &kind, rw->rw_flags);
+		if (n <= 0)
+			return rw_done(req, rw, n);
+		iov_advance(rw, (size_t)n);
+		if (rw->done == rw->total || !fd_is_file(req, &kind))
+			return rw_done(req, rw, 0);
+	}
+}
+
+int nw_rw_issue(struct nw_req *req, unsigned int issue_flags)
+{
+	struct nw_rw *rw = nw_req_cmd(req, struct nw_rw);
+
+	if (!(issue_flags & NW_ISSUE_F_NONBLOCK))
+		return rw_blocking(req, rw);
+	if (req->ring->punt_all)
+		return NW_PUNT;
+	return rw_nonblock(req, rw);
+}

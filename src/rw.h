@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: MIT */
+/* READ, WRITE, READV, WRITEV (rw.c). */
+#ifndef NW_RW_H
+#define NW_RW_H
+
+#include "internal.h"
+
+int nw_read_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
+int nw_readv_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
+int nw_write_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
+int nw_writev_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
+int nw_rw_issue(struct nw_req *req, unsigned int issue_flags);
+void nw_rw_cleanup(struct nw_req *req);
+
+#endif
