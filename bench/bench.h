@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "compat.h"
 
@@ -30,6 +31,8 @@ struct bench_engine {
 
 extern const struct bench_engine bench_engine_kernel;
 extern const struct bench_engine bench_engine_user;
+/* nowait with NOWAIT_PUNT=1 at set-up: blocking calls on workers */
+extern const struct bench_engine bench_engine_user_punt;
 
 /*
  * A mapped ring. The SQ and CQ rings are always mapped separately (the
@@ -65,6 +68,7 @@ int bench_ring_open(struct bench_ring *r, const struct bench_engine *eng,
 		    unsigned int entries, unsigned int cq_entries,
 		    unsigned int flags);
 void bench_ring_close(struct bench_ring *r);
+bool bench_ring_has_op(struct bench_ring *r, unsigned int op);
 const char *bench_setup_name(unsigned int flags);
 
 /* The SQ tail is ours: a plain read. The head is the engine's. */
@@ -142,7 +146,8 @@ struct bench_ctx {
 	double seconds; /* measuring time per engine */
 	bool json;
 	bool smoke;
-	bool plain_setup; /* --flags none */
+	bool plain_setup;    /* --flags none */
+	const char *flavour; /* --engine=user-punt etc.: that one alone */
 };
 
 struct bench_workload {
@@ -154,6 +159,34 @@ struct bench_workload {
 };
 
 extern const struct bench_workload bench_nop;
+extern const struct bench_workload bench_pipes;
+extern const struct bench_workload bench_latency;
+
+bool bench_ctx_has(const struct bench_ctx *ctx, const struct bench_engine *eng);
+bool bench_ctx_has_flavour(const struct bench_ctx *ctx,
+			   const struct bench_engine *eng, const char *name);
+
+/* A read or write SQE, as io_uring_prep_read()/io_uring_prep_write(). */
+static inline void bench_prep_rw(struct io_uring_sqe *sqe, int op, int fd,
+				 void *buf, unsigned int len, uint64_t off,
+				 uint64_t user_data)
+{
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = op;
+	sqe->fd = fd;
+	sqe->addr = (uintptr_t)buf;
+	sqe->len = len;
+	sqe->off = off;
+	sqe->user_data = user_data;
+}
+
+/* Statistics over samples (sorted in place); stdev is the sample one. */
+struct bench_stats {
+	size_t count;
+	double avg, stdev, min, max, p50, p99;
+};
+
+void bench_stats(double *v, size_t n, struct bench_stats *st);
 
 /* report.c */
 double bench_now(void);
@@ -163,8 +196,12 @@ void bench_json_num(const char *key, double val);
 void bench_json_end(void);
 void bench_report_error(const struct bench_ctx *ctx, const char *bench,
 			const char *engine, const char *op, int err);
+void bench_report_error_kv(const struct bench_ctx *ctx, const char *bench,
+			   const char *engine, const char *key, const char *val,
+			   const char *op, int err);
 bool bench_setup_error_is_skip(const struct bench_engine *eng, int err);
 void bench_report_ratio(const struct bench_ctx *ctx, const char *what,
 			double user, double kernel);
+void bench_watchdog(unsigned int seconds, const char *what);
 
 #endif /* NW_BENCH_H */

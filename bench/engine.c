@@ -5,6 +5,7 @@
  * the rings exactly as liburing does.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -51,6 +52,53 @@ const struct bench_engine bench_engine_user = {
 	.enter = nowait_enter,
 	.reg = nowait_register,
 };
+
+/*
+ * nowait with nowait-first issue switched off: the engine reads
+ * NOWAIT_PUNT when a ring is set up, so the variable lives only around
+ * that call and no other ring (or child) sees it.
+ */
+static int punt_setup(unsigned int entries, struct io_uring_params *p)
+{
+	int ret;
+
+	setenv("NOWAIT_PUNT", "1", 1);
+	ret = nowait_setup(entries, p);
+	unsetenv("NOWAIT_PUNT");
+	return ret;
+}
+
+const struct bench_engine bench_engine_user_punt = {
+	.name = "user-punt",
+	.setup = punt_setup,
+	.enter = nowait_enter,
+	.reg = nowait_register,
+};
+
+/*
+ * Was this engine (or its punt flavour) chosen with --engine? A workload
+ * with flavours checks ctx->flavour too (bench_ctx_has_flavour()).
+ */
+bool bench_ctx_has(const struct bench_ctx *ctx, const struct bench_engine *eng)
+{
+	int i;
+
+	if (eng == &bench_engine_user_punt)
+		eng = &bench_engine_user;
+	for (i = 0; i < ctx->nr_engines; i++)
+		if (ctx->engines[i] == eng)
+			return true;
+	return false;
+}
+
+/* Is the flavour `name` of engine `eng` to be measured? */
+bool bench_ctx_has_flavour(const struct bench_ctx *ctx,
+			   const struct bench_engine *eng, const char *name)
+{
+	if (ctx->flavour)
+		return !strcmp(ctx->flavour, name);
+	return bench_ctx_has(ctx, eng);
+}
 
 static void *map_region(int fd, size_t size, off_t off, int *err)
 {
@@ -177,6 +225,28 @@ void bench_ring_close(struct bench_ring *r)
 	r->sqes = NULL;
 	r->cq_ptr = r->sq_ptr = NULL;
 	r->fd = -1;
+}
+
+/*
+ * Does the ring's engine implement this opcode? Asked through
+ * IORING_REGISTER_PROBE, as programs do; an engine without the probe
+ * is assumed to have it.
+ */
+bool bench_ring_has_op(struct bench_ring *r, unsigned int op)
+{
+	struct {
+		struct io_uring_probe hdr;
+		struct io_uring_probe_op ops[256];
+	} probe;
+	int ret;
+
+	memset(&probe, 0, sizeof(probe));
+	ret = r->eng->reg(r->fd, IORING_REGISTER_PROBE, &probe, 256);
+	if (ret < 0)
+		return true;
+	if (op > probe.hdr.last_op)
+		return false;
+	return probe.ops[op].flags & IO_URING_OP_SUPPORTED;
 }
 
 /* A short name for the set-up flags a ring got, for the reports. */

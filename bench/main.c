@@ -20,6 +20,8 @@
 
 static const struct bench_workload *const workloads[] = {
 	&bench_nop,
+	&bench_pipes,
+	&bench_latency,
 };
 
 #define NR_WORKLOADS  (sizeof(workloads) / sizeof(workloads[0]))
@@ -80,7 +82,9 @@ static void usage(FILE *f)
 		"  -t, --seconds=S          measuring time per engine "
 		"(default 3)\n"
 		"      --engine=E           kernel, user or both (default both;"
-		" kernel runs first)\n"
+		" kernel runs first);\n"
+		"                           kernel-async, user-async, "
+		"user-punt: that flavour only\n"
 		"      --flags=F            ring set-up: default (SINGLE_ISSUER"
 		" | DEFER_TASKRUN,\n"
 		"                           CQSIZE; plain when refused) or "
@@ -105,9 +109,27 @@ static const struct bench_workload *find_workload(const char *name)
 	return NULL;
 }
 
+/*
+ * A flavour (kernel-async, user-async, user-punt) selects its base engine
+ * and, in the workloads that have flavours, that flavour alone.
+ */
+static const char *const engine_flavours[] = {
+	"kernel-async",
+	"user-async",
+	"user-punt",
+};
+
 static int parse_engine(struct bench_ctx *ctx, const char *arg)
 {
+	size_t i;
+
 	ctx->nr_engines = 0;
+	ctx->flavour = NULL;
+	for (i = 0; i < sizeof(engine_flavours) / sizeof(*engine_flavours); i++)
+		if (!strcmp(arg, engine_flavours[i])) {
+			ctx->flavour = engine_flavours[i];
+			arg = strncmp(arg, "user", 4) ? "kernel" : "user";
+		}
 	if (!strcmp(arg, "kernel") || !strcmp(arg, "both"))
 		ctx->engines[ctx->nr_engines++] = &bench_engine_kernel;
 	if (!strcmp(arg, "user") || !strcmp(arg, "both"))

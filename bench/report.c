@@ -5,9 +5,12 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bench.h"
 
@@ -68,20 +71,39 @@ void bench_json_end(void)
 	fflush(stdout);
 }
 
-void bench_report_error(const struct bench_ctx *ctx, const char *bench,
-			const char *engine, const char *op, int err)
+/*
+ * An error line; key/val (may be NULL) name the variant or path, and the
+ * human line then has the workloads' "  %-8s %-13s" columns.
+ */
+void bench_report_error_kv(const struct bench_ctx *ctx, const char *bench,
+			   const char *engine, const char *key, const char *val,
+			   const char *op, int err)
 {
 	char msg[160];
 
 	snprintf(msg, sizeof(msg), "%s: %s", op, strerror(-err));
 	if (ctx->json) {
 		bench_json_begin(bench, engine);
+		if (key)
+			bench_json_str(key, val);
 		bench_json_str("error", msg);
 		bench_json_end();
 	} else {
-		printf("  %-8s error: %s\n", engine, msg);
+		/* "skipped: ..." is not an error */
+		if (key)
+			printf("  %-8s %-13s", val, engine);
+		else
+			printf("  %-8s", engine);
+		printf(" %s%s\n", strncmp(op, "skipped", 7) ? "error: " : "",
+		       msg);
 		fflush(stdout);
 	}
+}
+
+void bench_report_error(const struct bench_ctx *ctx, const char *bench,
+			const char *engine, const char *op, int err)
+{
+	bench_report_error_kv(ctx, bench, engine, NULL, NULL, op, err);
 }
 
 /*
@@ -103,4 +125,77 @@ void bench_report_ratio(const struct bench_ctx *ctx, const char *what,
 		return;
 	printf("  ratio user/kernel (%s): %.2fx\n", what, user / kernel);
 	fflush(stdout);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Nearest-rank percentile of sorted samples. */
+static double percentile(const double *v, size_t n, double pct)
+{
+	size_t rank = (size_t)ceil(pct / 100.0 * n);
+
+	return v[rank ? rank - 1 : 0];
+}
+
+void bench_stats(double *v, size_t n, struct bench_stats *st)
+{
+	double sum = 0, sq = 0;
+	size_t i;
+
+	memset(st, 0, sizeof(*st));
+	st->count = n;
+	if (!n) {
+		st->avg = st->stdev = st->min = st->max = NAN;
+		st->p50 = st->p99 = NAN;
+		return;
+	}
+	qsort(v, n, sizeof(*v), cmp_double);
+	for (i = 0; i < n; i++)
+		sum += v[i];
+	st->avg = sum / n;
+	for (i = 0; i < n; i++)
+		sq += (v[i] - st->avg) * (v[i] - st->avg);
+	st->stdev = n > 1 ? sqrt(sq / (n - 1)) : 0;
+	st->min = v[0];
+	st->max = v[n - 1];
+	st->p50 = percentile(v, n, 50);
+	st->p99 = percentile(v, n, 99);
+}
+
+/*
+ * A measurement that makes no progress (an engine that lost a completion)
+ * must not hang `make test`: SIGALRM names what was running and exits.
+ */
+static char watchdog_msg[160];
+
+static void watchdog_fire(int sig)
+{
+	ssize_t n = write(STDERR_FILENO, watchdog_msg, strlen(watchdog_msg));
+
+	(void)n;
+	_exit(3);
+}
+
+/* Arm (seconds > 0) or disarm (0) the watchdog. */
+void bench_watchdog(unsigned int seconds, const char *what)
+{
+	struct sigaction sa;
+
+	if (!seconds) {
+		alarm(0);
+		return;
+	}
+	snprintf(watchdog_msg, sizeof(watchdog_msg),
+		 "nowait-bench: %s: no result after %u s, giving up "
+		 "(hang?)\n",
+		 what, seconds);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = watchdog_fire;
+	sigaction(SIGALRM, &sa, NULL);
+	alarm(seconds);
 }

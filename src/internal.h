@@ -46,9 +46,9 @@ int nw_err(long r);
 /* Return values of an opdef's issue(): see opdef.h. */
 enum {
 	NW_COMPLETE = 0, /* req->res holds the result: post the CQE */
-	NW_QUEUED = 1, /* the op took ownership and completes later */
-	NW_RETRY = 2, /* would block: arm readiness, else a worker */
-	NW_PUNT = 3, /* cannot be tried nonblocking: straight to a worker */
+	NW_QUEUED = 1,	 /* the op took ownership and completes later */
+	NW_RETRY = 2,	 /* would block: arm readiness, else a worker */
+	NW_PUNT = 3,	 /* cannot be tried nonblocking: straight to a worker */
 };
 /* A -EAGAIN returned by an op is final (RWF_NOWAIT asked by the program). */
 
@@ -62,11 +62,11 @@ enum {
 #define NW_REQ_F_CQE_SKIP	(1U << 3) /* no CQE on success */
 #define NW_REQ_F_WORKER		(1U << 4) /* completed by a worker (EVENTFD_ASYNC) */
 #define NW_REQ_F_REG_FILE	(1U << 5) /* the fd is a regular file */
-#define NW_REQ_F_POLL_ADD (1U << 6) /* a POLL_ADD request (poll.c) */
-#define NW_REQ_F_MSHOT (1U << 7) /* multishot: stays armed after a CQE */
-#define NW_REQ_F_TW_QUEUED (1U << 8) /* on tw_head for a multishot event */
-#define NW_REQ_F_CANCELED (1U << 9) /* removed while an event was queued */
-#define NW_REQ_F_BLOCK (1U << 10) /* punted after a nonblocking try: block */
+#define NW_REQ_F_POLL_ADD	(1U << 6) /* a POLL_ADD request (poll.c) */
+#define NW_REQ_F_MSHOT		(1U << 7) /* multishot: stays armed after a CQE */
+#define NW_REQ_F_TW_QUEUED	(1U << 8) /* on tw_head for a multishot event */
+#define NW_REQ_F_CANCELED	(1U << 9) /* removed while an event was queued */
+#define NW_REQ_F_BLOCK		(1U << 10) /* punted after a nonblocking try: block */
 
 /*
  * One CQE as the engine carries it before it reaches the ring; big[] is
@@ -109,10 +109,10 @@ struct nw_req {
 	/* Readiness (poll.c), under ring->poll_lock while parked. */
 	struct nw_list poll_node;
 	struct nw_pollfd *pfd;
-	unsigned int poll_mask; /* NW_POLL* the request waits for */
-	unsigned int poll_seq; /* fd's edge count before the last attempt */
+	unsigned int poll_mask;	  /* NW_POLL* the request waits for */
+	unsigned int poll_seq;	  /* fd's edge count before the last attempt */
 	unsigned int poll_events; /* what fired */
-	unsigned int poll_arms; /* arms so far (bounded) */
+	unsigned int poll_arms;	  /* arms so far (bounded) */
 	/* Per-op private state (nw_req_cmd), like the kernel's io_kiocb_to_cmd */
 	uint64_t cmd[NW_REQ_CMD_SIZE / 8];
 };
@@ -189,12 +189,14 @@ struct nw_ring {
 	unsigned int nr_pollfds;
 	unsigned int nr_parked;
 	pthread_mutex_t reactor_lock; /* held by the harvesting thread */
-	pthread_mutex_t reactor_mu; /* guards the fields below */
+	pthread_mutex_t reactor_mu;   /* guards the fields below */
 	pthread_cond_t reactor_cv;
 	unsigned int drivers_wanted;
 	int driver; /* a waiter drives the reactor (atomic flag) */
 	bool bg_running, bg_in_wait;
 	bool punt_all; /* NOWAIT_PUNT=1: no nowait-first issue */
+	bool dead;     /* the program let go of it: nothing is reissued */
+	long long live_checked_ns; /* last nw_ring_referenced, reactor only */
 };
 
 static inline struct io_uring_sqe *nw_sqe_at(struct nw_ring *ring,
@@ -206,6 +208,8 @@ static inline struct io_uring_sqe *nw_sqe_at(struct nw_ring *ring,
 
 /* ringfd.c: find the ring behind a program's fd (always with fstat). */
 int nw_ring_lookup(int fd, struct nw_ring **ringp);
+/* Whether the program still holds the ring (an fd or a mapping). */
+bool nw_ring_referenced(struct nw_ring *ring);
 /* The same through the per-fd cache, for the submit hot path. */
 int nw_ring_lookup_cached(int fd, struct nw_ring **ringp);
 void nw_ring_add(struct nw_ring *ring, int fd);

@@ -21,7 +21,7 @@ _Static_assert(NW_POLLIN == EPOLLIN && NW_POLLOUT == EPOLLOUT &&
 
 int nw_loop_init(struct nw_loop *loop)
 {
-	struct epoll_event ev = { .events = EPOLLIN | EPOLLET };
+	struct epoll_event ev = {.events = EPOLLIN | EPOLLET};
 
 	loop->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (loop->epfd < 0)

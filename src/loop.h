@@ -10,11 +10,11 @@
 #include <signal.h>
 #include <time.h>
 
-#define NW_POLLIN 0x001U
-#define NW_POLLPRI 0x002U
-#define NW_POLLOUT 0x004U
-#define NW_POLLERR 0x008U
-#define NW_POLLHUP 0x010U
+#define NW_POLLIN    0x001U
+#define NW_POLLPRI   0x002U
+#define NW_POLLOUT   0x004U
+#define NW_POLLERR   0x008U
+#define NW_POLLHUP   0x010U
 #define NW_POLLRDHUP 0x2000U
 
 struct nw_loop {
@@ -23,7 +23,7 @@ struct nw_loop {
 };
 
 struct nw_loop_event {
-	void *data; /* NULL for the wake eventfd */
+	void *data;	     /* NULL for the wake eventfd */
 	unsigned int events; /* NW_POLL* (the epoll bits) */
 };
 

@@ -27,12 +27,12 @@
 #include "opdef.h"
 
 #define NW_POLL_MAX_ARMS 128 /* the kernel's APOLL_MAX_RETRY */
-#define NW_POLL_ALWAYS (NW_POLLERR | NW_POLLHUP)
+#define NW_POLL_ALWAYS	 (NW_POLLERR | NW_POLLHUP)
 
 struct nw_pollfd {
 	int fd;
-	bool watched; /* in the epoll set, as far as we know */
-	unsigned char kind; /* enum nw_fd_kind, 0 until learnt */
+	bool watched;		/* in the epoll set, as far as we know */
+	unsigned char kind;	/* enum nw_fd_kind, 0 until learnt */
 	bool in_idle, out_idle; /* known not ready at *_idle_seq */
 	unsigned int in_seq, out_seq;
 	unsigned int in_idle_seq, out_idle_seq;
@@ -234,8 +234,7 @@ static void pollfd_event(struct nw_ring *ring, struct nw_pollfd *pfd,
 		pfd->in_seq++;
 	if (ev & (NW_POLLOUT | NW_POLL_ALWAYS))
 		pfd->out_seq++;
-	nw_list_for_each_safe(pos, tmp, &pfd->parked)
-	{
+	nw_list_for_each_safe(pos, tmp, &pfd->parked) {
 		struct nw_req *req =
 			nw_list_entry(pos, struct nw_req, poll_node);
 		unsigned int hit = ev & (req->poll_mask | NW_POLL_ALWAYS);
@@ -270,7 +269,7 @@ static void fire_complete(struct nw_req *req, bool submit_side)
 static unsigned int poll_result(struct nw_req *req, unsigned int ev)
 {
 	unsigned int want = req->poll_mask | NW_POLL_ALWAYS;
-	struct pollfd p = { .fd = req->fd, .events = (short)want };
+	struct pollfd p = {.fd = req->fd, .events = (short)want};
 
 	if (want & ~(NW_POLLIN | NW_POLLOUT | NW_POLLPRI | NW_POLLRDHUP |
 		     NW_POLL_ALWAYS)) {
@@ -305,6 +304,57 @@ static bool mshot_queue(struct nw_req *req)
 	return true;
 }
 
+/*
+ * Is the program done with the ring (no fd, no mapping left)? Asked by the
+ * reactor thread before it reissues on the program's behalf, at most every
+ * NW_LIVE_CHECK_NS; a waiter in enter is proof enough.
+ */
+#define NW_LIVE_CHECK_NS 10000000LL
+
+static bool ring_gone(struct nw_ring *ring)
+{
+	struct timespec ts;
+	long long now;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	if (ring->live_checked_ns &&
+	    now - ring->live_checked_ns < NW_LIVE_CHECK_NS)
+		return false;
+	ring->live_checked_ns = now;
+	return !nw_ring_referenced(ring);
+}
+
+/* The ring is gone: cancel every parked request, as ring exit does. */
+static void cancel_all_parked(struct nw_ring *ring, struct nw_list *ready)
+{
+	struct nw_list *pos, *tmp;
+
+	pthread_mutex_lock(&ring->poll_lock);
+	for (unsigned int fd = 0; fd < ring->nr_pollfds; fd++) {
+		struct nw_pollfd *pfd = ring->pollfds[fd];
+
+		if (!pfd)
+			continue;
+		nw_list_for_each_safe(pos, tmp, &pfd->parked) {
+			nw_list_del(pos);
+			nw_list_add_tail(pos, ready);
+			ring->nr_parked--;
+		}
+	}
+	pthread_mutex_unlock(&ring->poll_lock);
+	nw_list_for_each_safe(pos, tmp, ready) {
+		struct nw_req *req =
+			nw_list_entry(pos, struct nw_req, poll_node);
+
+		nw_list_del(pos);
+		req->flags &= ~NW_REQ_F_MSHOT;
+		nw_req_set_fail(req, -ECANCELED);
+		nw_req_complete_async(req);
+	}
+	__atomic_store_n(&ring->dead, true, __ATOMIC_RELEASE);
+}
+
 int nw_poll_run(struct nw_ring *ring, const struct timespec *timeout,
 		const sigset_t *sig, bool submit_side)
 {
@@ -336,12 +386,20 @@ int nw_poll_run(struct nw_ring *ring, const struct timespec *timeout,
 	}
 	pthread_mutex_unlock(&ring->poll_lock);
 
+	if (!submit_side && (!nw_list_empty(&ready) || nr_mshot) &&
+	    ring_gone(ring)) {
+		for (i = 0; i < nr_mshot; i++)
+			mshot[i]->flags |= NW_REQ_F_CANCELED;
+		cancel_all_parked(ring, &ready);
+		for (i = 0; i < nr_mshot; i++)
+			nw_req_complete_async(mshot[i]);
+		return n;
+	}
 	if (submit_side) {
 		nw_submit_lock(ring);
 		nw_cq_begin_batch(ring);
 	}
-	nw_list_for_each_safe(pos, tmp, &ready)
-	{
+	nw_list_for_each_safe(pos, tmp, &ready) {
 		struct nw_req *req =
 			nw_list_entry(pos, struct nw_req, poll_node);
 
@@ -371,7 +429,7 @@ static void *reactor_main(void *arg)
 {
 	struct nw_ring *ring = arg;
 
-	for (;;) {
+	while (!__atomic_load_n(&ring->dead, __ATOMIC_ACQUIRE)) {
 		pthread_mutex_lock(&ring->reactor_mu);
 		while (ring->drivers_wanted)
 			pthread_cond_wait(&ring->reactor_cv, &ring->reactor_mu);
@@ -454,8 +512,9 @@ int nw_poll_add_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 	if (READ_ONCE(sqe->buf_index) || READ_ONCE(sqe->off) ||
 	    READ_ONCE(sqe->addr))
 		return -EINVAL;
+	/* 6.18 accepts no flag but MULTI here (LEVEL included: -EINVAL). */
 	flags = READ_ONCE(sqe->len);
-	if (flags & ~(IORING_POLL_ADD_MULTI | IORING_POLL_ADD_LEVEL))
+	if (flags & ~IORING_POLL_ADD_MULTI)
 		return -EINVAL;
 	if ((flags & IORING_POLL_ADD_MULTI) && (req->flags & NW_REQ_F_CQE_SKIP))
 		return -EINVAL;
@@ -479,7 +538,7 @@ static void mshot_post(struct nw_req *req, unsigned int ev)
 int nw_poll_add_issue(struct nw_req *req, unsigned int issue_flags)
 {
 	struct nw_ring *ring = req->ring;
-	struct pollfd p = { .fd = req->fd, .events = (short)req->poll_mask };
+	struct pollfd p = {.fd = req->fd, .events = (short)req->poll_mask};
 	struct nw_pollfd *pfd;
 
 	if (req->fd < 0)
@@ -582,8 +641,7 @@ static struct nw_req *poll_find(struct nw_ring *ring, uint64_t user_data)
 
 		if (!pfd)
 			continue;
-		nw_list_for_each_safe(pos, tmp, &pfd->parked)
-		{
+		nw_list_for_each_safe(pos, tmp, &pfd->parked) {
 			struct nw_req *r =
 				nw_list_entry(pos, struct nw_req, poll_node);
 

@@ -10,8 +10,8 @@
 
 /* Results of nw_poll_arm, the kernel's io_arm_poll_handler. */
 enum {
-	NW_POLL_OK, /* parked: the reactor reissues it on readiness */
-	NW_POLL_READY, /* the fd became ready meanwhile: reissue now */
+	NW_POLL_OK,	 /* parked: the reactor reissues it on readiness */
+	NW_POLL_READY,	 /* the fd became ready meanwhile: reissue now */
 	NW_POLL_ABORTED, /* cannot be polled or out of arms: use a worker */
 };
 

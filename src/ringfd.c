@@ -10,7 +10,9 @@
  * submitting enter, until the next revalidation or nowait_setup. Also: small process-wide helpers (tid cache, fault-safe
  * user copies).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <string.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -142,4 +144,70 @@ int nw_ring_lookup_cached(int fd, struct nw_ring **ringp)
 		}
 	}
 	return lookup_slow(fd, ringp);
+}
+
+/* Does a mapping of the ring's memfd exist that is not the engine's own? */
+static bool ring_mapped_by_program(struct nw_ring *ring)
+{
+	char line[512];
+	bool found = false;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	if (!f)
+		return true; /* cannot tell: assume alive */
+	while (!found && fgets(line, sizeof(line), f)) {
+		unsigned long start, end, ino;
+
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %lu", &start, &end,
+			   &ino) != 3 ||
+		    ino != (unsigned long)ring->ino ||
+		    !strstr(line, "nowait-ring"))
+			continue;
+		if (start == (unsigned long)ring->sq_map ||
+		    start == (unsigned long)ring->cq_map ||
+		    start == (unsigned long)ring->sqe_map)
+			continue;
+		found = true;
+	}
+	fclose(f);
+	return found;
+}
+
+/* Does any fd of the process name the ring's memfd? */
+static bool ring_has_fd(struct nw_ring *ring)
+{
+	char path[300], target[128];
+	struct dirent *de;
+	struct stat st;
+	bool found = false;
+	DIR *d = opendir("/proc/self/fd");
+
+	if (!d)
+		return true;
+	while (!found && (de = readdir(d))) {
+		ssize_t n;
+		int fd = atoi(de->d_name);
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		if (!strstr(target, "nowait-ring") || fd == dirfd(d))
+			continue;
+		found = fstat(fd, &st) == 0 && st.st_ino == ring->ino &&
+			st.st_dev == ring->dev;
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * The kernel tears a ring down when its last fd and mapping are gone;
+ * nothing tells a user-space engine, so the reactor thread asks here
+ * (rate-limited) before it reissues requests on the program's behalf.
+ */
+bool nw_ring_referenced(struct nw_ring *ring)
+{
+	return ring_mapped_by_program(ring) || ring_has_fd(ring);
 }

@@ -23,12 +23,12 @@
 #include "poll.h"
 
 struct nw_rw {
-	uint64_t off; /* (uint64_t)-1: the file position */
-	int rw_flags; /* RWF_* from the program */
+	uint64_t off;	     /* (uint64_t)-1: the file position */
+	int rw_flags;	     /* RWF_* from the program */
 	unsigned int nr_iov; /* iovecs left to transfer */
-	struct iovec *iov; /* fast_iov or req->async */
+	struct iovec *iov;   /* fast_iov or req->async */
 	struct iovec fast_iov;
-	size_t done; /* bytes transferred so far */
+	size_t done;  /* bytes transferred so far */
 	size_t total; /* bytes asked for */
 	bool write;
 };
@@ -163,9 +163,9 @@ static ssize_t rw_call(struct nw_req *req, struct nw_rw *rw, int *kind,
 		ret = rw_pos(rw, *kind, &pos);
 		if (ret)
 			return ret;
-		n = rw->write ? pwritev2(req->fd, rw->iov, (int)rw->nr_iov,
-					 pos, flags) :
-				preadv2(req->fd, rw->iov, (int)rw->nr_iov, pos,
+		n = rw->write ? pwritev2(req->fd, rw->iov, (int)rw->nr_iov, pos,
+					 flags)
+			      : preadv2(req->fd, rw->iov, (int)rw->nr_iov, pos,
 					flags);
 		if (n >= 0)
 			return n;

@@ -82,8 +82,8 @@ int nw_req_issue(struct nw_req *req)
 			return NW_COMPLETE;
 		}
 		if (ret == NW_RETRY && (def->pollin || def->pollout)) {
-			int r = nw_poll_arm(req, def->pollin ? NW_POLLIN :
-							       NW_POLLOUT);
+			int r = nw_poll_arm(req, def->pollin ? NW_POLLIN
+							     : NW_POLLOUT);
 
 			if (r == NW_POLL_OK)
 				return NW_QUEUED;

@@ -240,8 +240,8 @@ static int wait_drive(struct nw_ring *ring, unsigned int target,
 	}
 }
 
-int nw_wait(struct nw_ring *ring, unsigned int min_complete,
-	    unsigned int flags, const void *arg, size_t argsz)
+int nw_wait(struct nw_ring *ring, unsigned int min_complete, unsigned int flags,
+	    const void *arg, size_t argsz)
 {
 	struct nw_waiter w;
 	struct wait_args wa;
@@ -275,8 +275,8 @@ int nw_wait(struct nw_ring *ring, unsigned int min_complete,
 	}
 	waiter_add(ring, &w);
 	thread_waiter = &w;
-	ret = drive ? wait_drive(ring, target, &wa) :
-		      wait_sleep(ring, target, &wa, w.fd);
+	ret = drive ? wait_drive(ring, target, &wa)
+		    : wait_sleep(ring, target, &wa, w.fd);
 	thread_waiter = NULL;
 	waiter_del(ring, &w);
 	if (drive) {

@@ -5,8 +5,10 @@
  * store-release of the tails and heads we own), independent of liburing.
  */
 #include <signal.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <nowait.h>
 #include "helpers.h"
@@ -324,4 +326,167 @@ unsigned int t_cq_ready(struct t_ring *r)
 {
 	return __atomic_load_n(r->cq_tail, __ATOMIC_ACQUIRE) -
 	       __atomic_load_n(r->cq_head, __ATOMIC_RELAXED);
+}
+
+void t_prep_rw(struct io_uring_sqe *sqe, int opcode, int fd, const void *addr,
+	       unsigned int len, uint64_t off, uint64_t user_data)
+{
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = opcode;
+	sqe->fd = fd;
+	sqe->addr = (uint64_t)(uintptr_t)addr;
+	sqe->len = len;
+	sqe->off = off;
+	sqe->user_data = user_data;
+}
+
+void t_prep_poll_add(struct io_uring_sqe *sqe, int fd, unsigned int events,
+		     unsigned int flags, uint64_t user_data)
+{
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = IORING_OP_POLL_ADD;
+	sqe->fd = fd;
+	sqe->poll32_events = events;
+	sqe->len = flags;
+	sqe->user_data = user_data;
+}
+
+void t_prep_poll_remove(struct io_uring_sqe *sqe, uint64_t target,
+			uint64_t user_data)
+{
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = IORING_OP_POLL_REMOVE;
+	sqe->fd = -1;
+	sqe->addr = target;
+	sqe->user_data = user_data;
+}
+
+int t_wait_cqe_timeout(struct t_ring *r, struct io_uring_cqe *out,
+		       unsigned int ms)
+{
+	struct __kernel_timespec ts;
+	struct io_uring_getevents_arg arg;
+	uint64_t deadline = t_now_us() + (uint64_t)ms * 1000, now;
+	int ret;
+
+	for (;;) {
+		if (!t_peek_cqe(r, out))
+			return 0;
+		now = t_now_us();
+		if (now >= deadline)
+			return -ETIME;
+		ts.tv_sec = (deadline - now) / 1000000;
+		ts.tv_nsec = ((deadline - now) % 1000000) * 1000;
+		memset(&arg, 0, sizeof(arg));
+		arg.ts = (uint64_t)(uintptr_t)&ts;
+		ret = t_enter(r->fd, 0, 1,
+			      IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG,
+			      &arg, sizeof(arg));
+		if (ret < 0 && ret != -ETIME && ret != -EINTR)
+			return ret;
+	}
+}
+
+unsigned int t_expect_cqe_at(struct t_ring *r, uint64_t user_data, int res,
+			     const char *file, int line)
+{
+	struct io_uring_cqe cqe;
+	int ret = t_wait_cqe(r, &cqe);
+
+	if (ret) {
+		fprintf(stderr, "%s:%d: [%s] waiting for CQE %llu: %d\n", file,
+			line, t_engine_name(), (unsigned long long)user_data,
+			ret);
+		abort();
+	}
+	if (cqe.user_data != user_data || cqe.res != res) {
+		fprintf(stderr,
+			"%s:%d: [%s] expected CQE user_data %llu res %d, "
+			"got user_data %llu res %d flags 0x%x\n",
+			file, line, t_engine_name(),
+			(unsigned long long)user_data, res,
+			(unsigned long long)cqe.user_data, cqe.res, cqe.flags);
+		abort();
+	}
+	return cqe.flags;
+}
+
+void t_expect_no_cqe_at(struct t_ring *r, unsigned int ms, const char *file,
+			int line)
+{
+	struct io_uring_cqe cqe;
+	int ret = t_wait_cqe_timeout(r, &cqe, ms);
+
+	if (ret == -ETIME)
+		return;
+	if (ret == 0)
+		fprintf(stderr,
+			"%s:%d: [%s] expected no CQE within %u ms, got "
+			"user_data %llu res %d flags 0x%x\n",
+			file, line, t_engine_name(), ms,
+			(unsigned long long)cqe.user_data, cqe.res, cqe.flags);
+	else
+		fprintf(stderr, "%s:%d: [%s] waiting for no CQE: %d\n", file,
+			line, t_engine_name(), ret);
+	abort();
+}
+
+uint64_t t_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void *t_writer_fn(void *arg)
+{
+	struct t_writer *w = arg;
+
+	if (w->delay_us)
+		usleep(w->delay_us);
+	w->ret = write(w->fd, w->buf, w->len);
+	if (w->ret < 0)
+		w->ret = -errno;
+	return NULL;
+}
+
+void t_writer_start(struct t_writer *w, int fd, const void *buf, size_t len,
+		    unsigned int delay_us)
+{
+	w->fd = fd;
+	w->buf = buf;
+	w->len = len;
+	w->delay_us = delay_us;
+	w->ret = 0;
+	T_ASSERT_EQ(pthread_create(&w->thread, NULL, t_writer_fn, w), 0);
+}
+
+ssize_t t_writer_join(struct t_writer *w)
+{
+	T_ASSERT_EQ(pthread_join(w->thread, NULL), 0);
+	return w->ret;
+}
+
+int t_waitpid_timeout(pid_t pid, unsigned int ms)
+{
+	uint64_t deadline = t_now_us() + (uint64_t)ms * 1000;
+	int status;
+	pid_t ret;
+
+	for (;;) {
+		ret = waitpid(pid, &status, WNOHANG);
+		if (ret == pid)
+			return status;
+		if (ret < 0)
+			return -errno;
+		if (t_now_us() >= deadline)
+			break;
+		usleep(1000);
+	}
+	fprintf(stderr, "[%s] child %d did not exit within %u ms: killed\n",
+		t_engine_name(), (int)pid, ms);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return -ETIME;
 }

@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <sys/types.h>
 #include <linux/io_uring.h>
 #include "compat.h"
 
@@ -95,5 +97,48 @@ int t_peek_cqe(struct t_ring *r, struct io_uring_cqe *out);
 int t_wait_cqe(struct t_ring *r, struct io_uring_cqe *out);
 /* Number of CQEs the ring holds. */
 unsigned int t_cq_ready(struct t_ring *r);
+
+/* Fill an SQE for READ, WRITE, READV or WRITEV (addr/len as the op takes). */
+void t_prep_rw(struct io_uring_sqe *sqe, int opcode, int fd, const void *addr,
+	       unsigned int len, uint64_t off, uint64_t user_data);
+/* POLL_ADD on fd for the poll32 events mask, len = flags (MULTI, LEVEL). */
+void t_prep_poll_add(struct io_uring_sqe *sqe, int fd, unsigned int events,
+		     unsigned int flags, uint64_t user_data);
+/* POLL_REMOVE of the request whose user_data is target. */
+void t_prep_poll_remove(struct io_uring_sqe *sqe, uint64_t target,
+			uint64_t user_data);
+/* Wait at most ms for one CQE (EXT_ARG timeout): 0, -ETIME or -errno. */
+int t_wait_cqe_timeout(struct t_ring *r, struct io_uring_cqe *out,
+		       unsigned int ms);
+/* Wait for one CQE, check its user_data and res; returns its flags. */
+#define t_expect_cqe(r, user_data, res) \
+	t_expect_cqe_at(r, user_data, res, __FILE__, __LINE__)
+unsigned int t_expect_cqe_at(struct t_ring *r, uint64_t user_data, int res,
+			     const char *file, int line);
+/* Assert that no CQE arrives within ms. */
+#define t_expect_no_cqe(r, ms) t_expect_no_cqe_at(r, ms, __FILE__, __LINE__)
+void t_expect_no_cqe_at(struct t_ring *r, unsigned int ms, const char *file,
+			int line);
+/* Monotonic time in microseconds. */
+uint64_t t_now_us(void);
+
+/* A thread that writes buf to fd after delay_us (delayed or racing peer). */
+struct t_writer {
+	pthread_t thread;
+	int fd;
+	const void *buf;
+	size_t len;
+	unsigned int delay_us;
+	ssize_t ret; /* write's result, or -errno */
+};
+void t_writer_start(struct t_writer *w, int fd, const void *buf, size_t len,
+		    unsigned int delay_us);
+ssize_t t_writer_join(struct t_writer *w);
+
+/*
+ * Wait at most ms for the child pid; on timeout kill it (SIGKILL), reap it
+ * and return -ETIME. Otherwise return the wait status.
+ */
+int t_waitpid_timeout(pid_t pid, unsigned int ms);
 
 #endif
