@@ -42,7 +42,7 @@ static const struct bench_param lat_params[] = {
 	 &lat_race_rounds},
 	{"delay-us", 'd', "async: the write comes this long after the read",
 	 &lat_delay_us},
-	{"race-ns", 'w', "reissue: the write delay sweeps 0..this (ns)",
+	{"race-ns", 'w', "reissue: the write offset sweeps -this/2..this (ns)",
 	 &lat_race_ns},
 	{NULL, 0, NULL, NULL},
 };
@@ -95,12 +95,20 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+/* Spin for ns nanoseconds. */
+static void spin_ns(long ns)
+{
+	uint64_t until = now_ns() + ns;
+
+	while (ns > 0 && now_ns() < until)
+		cpu_relax();
+}
+
 static void *writer_main(void *arg)
 {
 	struct lat_writer *w = arg;
 	char buf[LAT_SIZE] = {0};
 	unsigned int seen = 0, go;
-	uint64_t until;
 
 	for (;;) {
 		while ((go = __atomic_load_n(&w->go, __ATOMIC_ACQUIRE)) == seen)
@@ -108,9 +116,7 @@ static void *writer_main(void *arg)
 		if (go == WRITER_STOP)
 			return NULL;
 		seen = go;
-		until = now_ns() + w->delay_ns;
-		while (w->delay_ns && now_ns() < until)
-			cpu_relax();
+		spin_ns(w->delay_ns);
 		w->t_write = now_ns();
 		if (write(w->fd, buf, sizeof(buf)) != sizeof(buf))
 			w->err = -errno ?: -EIO;
@@ -216,18 +222,22 @@ static int lat_worker_round(struct lat_run *lr, unsigned long i, double *ns)
 }
 
 /*
- * reissue: the writer is let go just before the enter call, after a delay
- * that sweeps 0..race-ns so that some writes land between the engine's
- * EAGAIN and the parking. A sample only when the reissue counter moved.
+ * reissue: the writer is let go just before the enter call. The offset
+ * sweeps -race-ns/2..race-ns: positive, the writer waits that long;
+ * negative, the submitter does, so that some writes land between the
+ * engine's EAGAIN and the parking. A sample only when the engine's
+ * reissue counter moved.
  */
 static int lat_reissue_round(struct lat_run *lr, unsigned long i, double *ns)
 {
-	long delay = lat_race_ns * (long)(i % RACE_STEPS) / RACE_STEPS;
+	long off = lat_race_ns * 3 / 2 * (long)(i % RACE_STEPS) / RACE_STEPS -
+		   lat_race_ns / 2;
 	unsigned long before = nw_stat_reissue ? nw_stat_reissue() : 0;
 	unsigned int go;
 	uint64_t t0;
 
-	go = writer_kick(&lr->w, delay);
+	go = writer_kick(&lr->w, off > 0 ? off : 0);
+	spin_ns(-off);
 	t0 = now_ns();
 	if (lat_submit(lr, 0, 1) || lat_reap(lr))
 		return lr->err;
@@ -236,7 +246,6 @@ static int lat_reissue_round(struct lat_run *lr, unsigned long i, double *ns)
 		return lat_fail(lr, "write (writer thread)", lr->w.err);
 	if (!nw_stat_reissue || nw_stat_reissue() == before)
 		return 0;
-	fprintf(stderr, "HIT delay %ld ns lat %.0f\n", delay, *ns);
 	return 1;
 }
 
@@ -375,9 +384,13 @@ static void lat_report(const struct bench_ctx *ctx, const struct lat_path *lp,
 		bench_json_end();
 		return;
 	}
-	printf("  %-8s %-13s %7zu %9.0f %9.0f %9.0f %9.0f %9.0f %9.0f",
-	       lp->name, engine, st->count, st->avg, st->min, st->max,
-	       st->stdev, st->p50, st->p99);
+	if (!st->count)
+		printf("  %-8s %-13s %7zu %9s", lp->name, engine, st->count,
+		       "-");
+	else
+		printf("  %-8s %-13s %7zu %9.0f %9.0f %9.0f %9.0f %9.0f %9.0f",
+		       lp->name, engine, st->count, st->avg, st->min, st->max,
+		       st->stdev, st->p50, st->p99);
 	if (lp->race)
 		printf("   (%lu of %lu rounds hit the reissue path)", lr->hits,
 		       lr->rounds);
@@ -438,7 +451,9 @@ static void lat_summary(const struct bench_ctx *ctx, double reissue,
 		       "rounds cannot be attributed\n");
 		return;
 	}
-	if (reissue > 0 && worker > 0)
+	if (!(reissue > 0))
+		printf("  user reissue path never taken: no ratio to worker\n");
+	else if (worker > 0)
 		printf("  user reissue / user worker (avg): %.2f   (want < "
 		       "0.33:"
 		       " %s)\n",
@@ -456,10 +471,11 @@ static int lat_run(const struct bench_ctx *ctx)
 
 	if (!ctx->json)
 		printf("latency: %d-byte pipe read, ns; async write after %ld "
-		       "us, reissue writes swept over 0..%ld ns\n"
+		       "us, reissue write offsets -%ld..%ld ns\n"
 		       "  %-8s %-13s %7s %9s %9s %9s %9s %9s %9s\n",
-		       LAT_SIZE, lat_delay_us, lat_race_ns, "path", "engine",
-		       "count", "avg", "min", "max", "stddev", "p50", "p99");
+		       LAT_SIZE, lat_delay_us, lat_race_ns / 2, lat_race_ns,
+		       "path", "engine", "count", "avg", "min", "max", "stddev",
+		       "p50", "p99");
 	for (p = 0; p < NR_LAT_PATHS; p++)
 		for (e = 0; e < 2; e++) {
 			if (!bench_ctx_has(ctx, engs[e]))

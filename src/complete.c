@@ -24,6 +24,10 @@
 
 #define NW_REQ_ALLOC_BATCH 32
 
+#if defined(__SANITIZE_THREAD__)
+char nw_tsan_ring_tag;
+#endif
+
 /* Refill the request cache in bulk: no per-request malloc. */
 static struct nw_req *req_refill(struct nw_ring *ring)
 {
@@ -148,6 +152,7 @@ static void cq_commit(struct nw_ring *ring, bool from_worker)
 {
 	unsigned int tail = ring->cached_cq_tail;
 
+	NW_TSAN_RELEASE();
 	store_release(ring->cq_tail, tail);
 	if (unlikely(ring->evfd >= 0) && tail != ring->evfd_last_tail &&
 	    (!ring->evfd_async || from_worker) &&
@@ -330,10 +335,16 @@ void nw_req_complete_async(struct nw_req *req)
 		nw_run_tw_trylock(ring);
 		return;
 	}
-	/* DEFER_TASKRUN: the eventfd hears of queued work, not of CQEs. */
-	if (!old && ring->evfd >= 0 &&
+	/*
+	 * Only the push onto an empty list wakes: the woken thread drains
+	 * the whole list, this entry included. DEFER_TASKRUN: the eventfd
+	 * hears of queued work, not of CQEs.
+	 */
+	if (old)
+		return;
+	if (READ_ONCE(ring->evfd) >= 0 &&
 	    !(READ_ONCE(*ring->cq_flags) & IORING_CQ_EVENTFD_DISABLED))
-		eventfd_write(ring->evfd, 1);
+		eventfd_write(READ_ONCE(ring->evfd), 1);
 	ring_wake(ring);
 }
 

@@ -37,6 +37,23 @@
 	((type *)((char *)(ptr)-offsetof(type, member)))
 #define NW_BUG_ON(c) ((c) ? nw_bug(__FILE__, __LINE__, #c) : (void)0)
 
+/*
+ * ThreadSanitizer cannot see that the program's mapping of the rings and
+ * the engine's are the same memory, so it misses the CQ tail's
+ * release/acquire pairing. Under TSan the engine also releases a tag the
+ * program (our tests) acquires after reading the tail.
+ */
+#if defined(__SANITIZE_THREAD__)
+void __tsan_release(void *addr);
+void __tsan_acquire(void *addr);
+extern char nw_tsan_ring_tag;
+#define NW_TSAN_RELEASE() __tsan_release(&nw_tsan_ring_tag)
+#else
+#define NW_TSAN_RELEASE() \
+	do {              \
+	} while (0)
+#endif
+
 void nw_bug(const char *file, int line, const char *cond)
 	__attribute__((noreturn));
 
@@ -113,6 +130,7 @@ struct nw_req {
 	unsigned int poll_seq;	  /* fd's edge count before the last attempt */
 	unsigned int poll_events; /* what fired */
 	unsigned int poll_arms;	  /* arms so far (bounded) */
+	unsigned int park_gen;	  /* ring->submit_gen when it parked */
 	/* Per-op private state (nw_req_cmd), like the kernel's io_kiocb_to_cmd */
 	uint64_t cmd[NW_REQ_CMD_SIZE / 8];
 };
@@ -126,6 +144,8 @@ struct nw_ring {
 	/* Identity: rings are found by the memfd's inode (ringfd.c). */
 	dev_t dev;
 	ino_t ino;
+	unsigned int id; /* in the memfd's name, "nowait-ring:<id>" */
+	int last_fd;	 /* the program's fd for it, as last seen */
 	struct nw_ring *next;
 
 	unsigned int flags; /* IORING_SETUP_* */
@@ -196,7 +216,9 @@ struct nw_ring {
 	bool bg_running, bg_in_wait;
 	bool punt_all; /* NOWAIT_PUNT=1: no nowait-first issue */
 	bool dead;     /* the program let go of it: nothing is reissued */
-	long long live_checked_ns; /* last nw_ring_referenced, reactor only */
+	bool gone;     /* nw_ring_referenced said no (reactor only) */
+	long long verify_due_ns; /* next check of the watches, poll_lock */
+	unsigned int submit_gen; /* submit batches so far (submit side) */
 };
 
 static inline struct io_uring_sqe *nw_sqe_at(struct nw_ring *ring,

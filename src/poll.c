@@ -36,10 +36,33 @@ struct nw_pollfd {
 	bool in_idle, out_idle; /* known not ready at *_idle_seq */
 	unsigned int in_seq, out_seq;
 	unsigned int in_idle_seq, out_idle_seq;
+	long long verify_due_ns; /* next check that the watch is current */
+	long long verify_ivl_ns; /* doubles up to NW_VERIFY_MAX_NS */
 	struct nw_list parked;
 };
 
+/*
+ * The watch of an fd is checked (EPOLL_CTL_ADD: EEXIST means current) on
+ * first use only, not at every park: a park costs no system call. A
+ * program may close an fd and get the number back for another file that
+ * epoll does not watch; requests parked on it would wait forever. So the
+ * reactor re-checks the watches of fds with parked requests after
+ * NW_VERIFY_NS, backing off to NW_VERIFY_MAX_NS, and reissues what was
+ * parked on a stale one: a bounded delay instead of a hang.
+ */
+#define NW_VERIFY_NS	 50000000LL
+#define NW_VERIFY_MAX_NS 5000000000LL
+
+static long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 static unsigned long stat_reissue;
+__thread unsigned int nw_parks;
 
 unsigned long nw_stat_reissue(void)
 {
@@ -159,10 +182,14 @@ static void pollfd_reset(struct nw_pollfd *pfd)
 	pfd->out_seq++;
 }
 
-/* Watch pfd's fd, verifying the watch is for the file the fd names now. */
+/* Watch pfd's fd on first use; later watches are checked by the reactor. */
 static int pollfd_watch(struct nw_ring *ring, struct nw_pollfd *pfd)
 {
-	int r = nw_loop_add(&ring->loop, pfd->fd, pfd);
+	int r;
+
+	if (pfd->watched)
+		return 0;
+	r = nw_loop_add(&ring->loop, pfd->fd, pfd);
 
 	if (r < 0)
 		return r;
@@ -176,10 +203,16 @@ static int pollfd_watch(struct nw_ring *ring, struct nw_pollfd *pfd)
 static void park(struct nw_ring *ring, struct nw_pollfd *pfd,
 		 struct nw_req *req, unsigned int mask)
 {
+	if (nw_list_empty(&pfd->parked)) {
+		pfd->verify_ivl_ns = NW_VERIFY_NS;
+		pfd->verify_due_ns = now_ns() + NW_VERIFY_NS;
+	}
 	req->poll_mask = mask;
 	req->pfd = pfd;
+	req->park_gen = __atomic_load_n(&ring->submit_gen, __ATOMIC_RELAXED);
+	nw_parks++;
 	nw_list_add_tail(&req->poll_node, &pfd->parked);
-	ring->nr_parked++;
+	__atomic_add_fetch(&ring->nr_parked, 1, __ATOMIC_RELAXED);
 }
 
 int nw_poll_arm(struct nw_req *req, unsigned int mask)
@@ -245,7 +278,7 @@ static void pollfd_event(struct nw_ring *ring, struct nw_pollfd *pfd,
 		if (req->flags & NW_REQ_F_MSHOT)
 			continue; /* stays parked; nw_poll_fire posts a CQE */
 		nw_list_del(&req->poll_node);
-		ring->nr_parked--;
+		__atomic_sub_fetch(&ring->nr_parked, 1, __ATOMIC_RELAXED);
 		nw_list_add_tail(&req->poll_node, ready);
 	}
 }
@@ -306,23 +339,14 @@ static bool mshot_queue(struct nw_req *req)
 
 /*
  * Is the program done with the ring (no fd, no mapping left)? Asked by the
- * reactor thread before it reissues on the program's behalf, at most every
- * NW_LIVE_CHECK_NS; a waiter in enter is proof enough.
+ * reactor thread each time before it reissues on the program's behalf (a
+ * waiter in enter is proof enough): one readlink in the common case.
  */
-#define NW_LIVE_CHECK_NS 10000000LL
-
 static bool ring_gone(struct nw_ring *ring)
 {
-	struct timespec ts;
-	long long now;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = ts.tv_sec * 1000000000LL + ts.tv_nsec;
-	if (ring->live_checked_ns &&
-	    now - ring->live_checked_ns < NW_LIVE_CHECK_NS)
-		return false;
-	ring->live_checked_ns = now;
-	return !nw_ring_referenced(ring);
+	if (!ring->gone)
+		ring->gone = !nw_ring_referenced(ring);
+	return ring->gone;
 }
 
 /* The ring is gone: cancel every parked request, as ring exit does. */
@@ -339,7 +363,8 @@ static void cancel_all_parked(struct nw_ring *ring, struct nw_list *ready)
 		nw_list_for_each_safe(pos, tmp, &pfd->parked) {
 			nw_list_del(pos);
 			nw_list_add_tail(pos, ready);
-			ring->nr_parked--;
+			__atomic_sub_fetch(&ring->nr_parked, 1,
+					   __ATOMIC_RELAXED);
 		}
 	}
 	pthread_mutex_unlock(&ring->poll_lock);
@@ -355,18 +380,59 @@ static void cancel_all_parked(struct nw_ring *ring, struct nw_list *ready)
 	__atomic_store_n(&ring->dead, true, __ATOMIC_RELEASE);
 }
 
-int nw_poll_run(struct nw_ring *ring, const struct timespec *timeout,
-		const sigset_t *sig, bool submit_side)
-{
-	struct nw_loop_event ev[64];
-	struct nw_req *mshot[64];
-	struct nw_list ready, *pos, *tmp;
-	int n, i, nr_mshot = 0;
+/*
+ * Re-check the watches of fds that have requests parked (see NW_VERIFY_NS).
+ * A stale watch (the fd number now names another file, or none) is
+ * replaced, and the reads and writes parked on it go to *ready to be
+ * reissued. Called with poll_lock held.
+ */
 
-	n = nw_loop_wait(&ring->loop, ev, 64, timeout, sig);
-	if (n <= 0)
-		return n;
-	nw_list_init(&ready);
+static void verify_watches(struct nw_ring *ring, struct nw_list *ready,
+			   int mode)
+{
+	long long now = now_ns();
+
+	if (!ring->nr_parked || now < ring->verify_due_ns)
+		return;
+	/* Never touch the program's fds for a ring it let go of. */
+	if (mode == NW_RUN_BG && ring_gone(ring))
+		return;
+	ring->verify_due_ns = now + NW_VERIFY_NS;
+	for (unsigned int fd = 0; fd < ring->nr_pollfds; fd++) {
+		struct nw_pollfd *pfd = ring->pollfds[fd];
+		struct nw_list *pos, *tmp;
+		int r;
+
+		if (!pfd || nw_list_empty(&pfd->parked) ||
+		    now < pfd->verify_due_ns)
+			continue;
+		if (pfd->verify_ivl_ns < NW_VERIFY_MAX_NS)
+			pfd->verify_ivl_ns *= 2;
+		pfd->verify_due_ns = now + pfd->verify_ivl_ns;
+		r = nw_loop_add(&ring->loop, pfd->fd, pfd);
+		if (r == 1)
+			continue; /* still the file we watch */
+		pollfd_reset(pfd);
+		nw_list_for_each_safe(pos, tmp, &pfd->parked) {
+			struct nw_req *req =
+				nw_list_entry(pos, struct nw_req, poll_node);
+
+			if (req->flags & NW_REQ_F_POLL_ADD)
+				continue; /* the new watch will wake it */
+			nw_list_del(pos);
+			__atomic_sub_fetch(&ring->nr_parked, 1,
+					   __ATOMIC_RELAXED);
+			nw_list_add_tail(pos, ready);
+		}
+	}
+}
+
+/* Harvested events: count edges, collect what they wake. */
+static int harvest(struct nw_ring *ring, struct nw_loop_event *ev, int n,
+		   struct nw_list *ready, struct nw_req **mshot, int mode)
+{
+	int i, nr_mshot = 0;
+
 	pthread_mutex_lock(&ring->poll_lock);
 	for (i = 0; i < n; i++) {
 		struct nw_pollfd *pfd = ev[i].data;
@@ -374,7 +440,7 @@ int nw_poll_run(struct nw_ring *ring, const struct timespec *timeout,
 
 		if (!pfd)
 			continue;
-		pollfd_event(ring, pfd, ev[i].events, &ready);
+		pollfd_event(ring, pfd, ev[i].events, ready);
 		for (p = pfd->parked.next; p != &pfd->parked; p = p->next) {
 			struct nw_req *r =
 				nw_list_entry(p, struct nw_req, poll_node);
@@ -384,10 +450,74 @@ int nw_poll_run(struct nw_ring *ring, const struct timespec *timeout,
 				mshot[nr_mshot++] = r;
 		}
 	}
+	verify_watches(ring, ready, mode);
 	pthread_mutex_unlock(&ring->poll_lock);
+	return nr_mshot;
+}
 
-	if (!submit_side && (!nw_list_empty(&ready) || nr_mshot) &&
-	    ring_gone(ring)) {
+/* Run what became ready, in the thread's role (see enum nw_run_mode). */
+static void run_ready(struct nw_ring *ring, struct nw_list *ready,
+		      struct nw_req **mshot, int nr_mshot, int mode)
+{
+	/* DEFER_TASKRUN rings post nothing outside GETEVENTS: task work. */
+	bool submit_side = mode == NW_RUN_DRIVER ||
+			   (mode == NW_RUN_SUBMIT && !ring->lockless_cq);
+	struct nw_list *pos, *tmp;
+	int i;
+
+	if (mode == NW_RUN_DRIVER) {
+		nw_submit_lock(ring);
+		nw_cq_begin_batch(ring);
+	}
+	nw_list_for_each_safe(pos, tmp, ready) {
+		struct nw_req *req =
+			nw_list_entry(pos, struct nw_req, poll_node);
+
+		nw_list_del(pos);
+		/* Ready right after its submit parked it: the 2021 reissue. */
+		if (mode == NW_RUN_SUBMIT &&
+		    req->park_gen == __atomic_load_n(&ring->submit_gen,
+						     __ATOMIC_RELAXED))
+			__atomic_add_fetch(&stat_reissue, 1, __ATOMIC_RELAXED);
+		poll_fire(req, submit_side);
+	}
+	for (i = 0; i < nr_mshot; i++)
+		nw_req_complete_async(mshot[i]);
+	if (mode == NW_RUN_DRIVER) {
+		nw_run_tw(ring);
+		nw_cq_flush_batch(ring);
+		nw_submit_unlock(ring);
+		if (!ring->lockless_cq)
+			nw_run_tw_trylock(ring);
+	}
+}
+
+int nw_poll_run(struct nw_ring *ring, const struct timespec *timeout,
+		const sigset_t *sig, int mode)
+{
+	static const struct timespec cap = {0, NW_VERIFY_NS};
+	struct nw_loop_event ev[64];
+	struct nw_req *mshot[64];
+	struct nw_list ready;
+	int n, nr_mshot, i;
+
+	/* With requests parked, wake up to check the watches now and then. */
+	if (__atomic_load_n(&ring->nr_parked, __ATOMIC_RELAXED) &&
+	    (!timeout || timeout->tv_sec || timeout->tv_nsec > cap.tv_nsec))
+		timeout = &cap;
+	n = nw_loop_wait(&ring->loop, ev, 64, timeout, sig);
+	if (n < 0)
+		return n;
+	nw_list_init(&ready);
+	nr_mshot = harvest(ring, ev, n, &ready, mshot, mode);
+	/* A wake meant for a driver, taken by a submitter: pass it on. */
+	for (i = 0; mode == NW_RUN_SUBMIT && i < n; i++)
+		if (!ev[i].data &&
+		    __atomic_load_n(&ring->driver, __ATOMIC_RELAXED))
+			nw_loop_wake(&ring->loop);
+	if (mode == NW_RUN_BG &&
+	    (ring->dead ||
+	     ((!nw_list_empty(&ready) || nr_mshot) && ring_gone(ring)))) {
 		for (i = 0; i < nr_mshot; i++)
 			mshot[i]->flags |= NW_REQ_F_CANCELED;
 		cancel_all_parked(ring, &ready);
@@ -395,26 +525,7 @@ int nw_poll_run(struct nw_ring *ring, const struct timespec *timeout,
 			nw_req_complete_async(mshot[i]);
 		return n;
 	}
-	if (submit_side) {
-		nw_submit_lock(ring);
-		nw_cq_begin_batch(ring);
-	}
-	nw_list_for_each_safe(pos, tmp, &ready) {
-		struct nw_req *req =
-			nw_list_entry(pos, struct nw_req, poll_node);
-
-		nw_list_del(pos);
-		poll_fire(req, submit_side);
-	}
-	for (i = 0; i < nr_mshot; i++)
-		nw_req_complete_async(mshot[i]);
-	if (submit_side) {
-		nw_run_tw(ring);
-		nw_cq_flush_batch(ring);
-		nw_submit_unlock(ring);
-		if (!ring->lockless_cq)
-			nw_run_tw_trylock(ring);
-	}
+	run_ready(ring, &ready, mshot, nr_mshot, mode);
 	return n;
 }
 
@@ -438,7 +549,7 @@ static void *reactor_main(void *arg)
 		pthread_mutex_lock(&ring->reactor_lock);
 		__atomic_store_n(&ring->bg_in_wait, true, __ATOMIC_SEQ_CST);
 		if (!__atomic_load_n(&ring->drivers_wanted, __ATOMIC_SEQ_CST))
-			nw_poll_run(ring, NULL, NULL, false);
+			nw_poll_run(ring, NULL, NULL, NW_RUN_BG);
 		__atomic_store_n(&ring->bg_in_wait, false, __ATOMIC_SEQ_CST);
 		pthread_mutex_unlock(&ring->reactor_lock);
 	}
@@ -485,7 +596,7 @@ void nw_poll_drive_end(struct nw_ring *ring)
 {
 	pthread_mutex_unlock(&ring->reactor_lock);
 	pthread_mutex_lock(&ring->reactor_mu);
-	if (!--ring->drivers_wanted)
+	if (!__atomic_sub_fetch(&ring->drivers_wanted, 1, __ATOMIC_SEQ_CST))
 		pthread_cond_signal(&ring->reactor_cv);
 	pthread_mutex_unlock(&ring->reactor_mu);
 }
@@ -649,7 +760,8 @@ static struct nw_req *poll_find(struct nw_ring *ring, uint64_t user_data)
 			    r->user_data != user_data)
 				continue;
 			nw_list_del(pos);
-			ring->nr_parked--;
+			__atomic_sub_fetch(&ring->nr_parked, 1,
+					   __ATOMIC_RELAXED);
 			return r;
 		}
 	}

@@ -38,14 +38,21 @@ void nw_poll_drive_end(struct nw_ring *ring);
 int nw_poll_arm(struct nw_req *req, unsigned int mask);
 /*
  * Harvest readiness once and reissue what became ready. Called by a
- * waiter in enter (submit_side: it may complete requests inline) or by
- * the ring's reactor thread. Returns events handled, 0 on time-out, or
+ * waiter in enter, the submitter right after a batch that parked requests
+ * (timeout zero: the reissue check), or the ring's reactor thread. Returns events handled, 0 on time-out, or
  * -EINTR / -errno.
  */
+enum nw_run_mode {
+	NW_RUN_BG, /* the reactor thread: completions go to the submit side */
+	NW_RUN_DRIVER, /* a waiter in enter: takes the submit side to complete */
+	NW_RUN_SUBMIT, /* the submitter after a batch: holds the submit side */
+};
 int nw_poll_run(struct nw_ring *ring, const struct timespec *timeout,
-		const sigset_t *sig, bool submit_side);
+		const sigset_t *sig, int mode);
 /* True when the ring has a readiness loop a waiter could drive. */
 bool nw_poll_active(struct nw_ring *ring);
+/* Requests this thread parked so far (the submitter checks for races). */
+extern __thread unsigned int nw_parks;
 /* The reissue counter: requests reissued because data raced in. */
 unsigned long nw_stat_reissue(void);
 

@@ -101,6 +101,7 @@ void nw_ring_add(struct nw_ring *ring, int fd)
 	ring->next = rings;
 	rings = ring;
 	pthread_mutex_unlock(&rings_lock);
+	ring->last_fd = fd;
 	/* The fd number may be cached for a ring that was closed before. */
 	if ((unsigned int)fd < NW_FD_CACHE)
 		__atomic_store_n(&fd_cache[fd], ring, __ATOMIC_RELEASE);
@@ -123,6 +124,7 @@ static int lookup_slow(int fd, struct nw_ring **ringp)
 		__atomic_store_n(&fd_cache[fd], ring, __ATOMIC_RELEASE);
 	if (!ring)
 		return -EOPNOTSUPP;
+	__atomic_store_n(&ring->last_fd, fd, __ATOMIC_RELAXED);
 	*ringp = ring;
 	return 0;
 }
@@ -146,6 +148,19 @@ int nw_ring_lookup_cached(int fd, struct nw_ring **ringp)
 	return lookup_slow(fd, ringp);
 }
 
+/* Does text name this ring's memfd ("/memfd:nowait-ring:<id> (deleted)")? */
+static bool names_ring(const char *text, const struct nw_ring *ring)
+{
+	char tag[40];
+	const char *p;
+	size_t len;
+
+	len = (size_t)snprintf(tag, sizeof(tag), "/memfd:nowait-ring:%u",
+			       ring->id);
+	p = strstr(text, tag);
+	return p && (p[len] == ' ' || p[len] == '\n' || p[len] == '\0');
+}
+
 /* Does a mapping of the ring's memfd exist that is not the engine's own? */
 static bool ring_mapped_by_program(struct nw_ring *ring)
 {
@@ -156,29 +171,27 @@ static bool ring_mapped_by_program(struct nw_ring *ring)
 	if (!f)
 		return true; /* cannot tell: assume alive */
 	while (!found && fgets(line, sizeof(line), f)) {
-		unsigned long start, end, ino;
+		unsigned long start;
 
-		if (sscanf(line, "%lx-%lx %*s %*s %*s %lu", &start, &end,
-			   &ino) != 3 ||
-		    ino != (unsigned long)ring->ino ||
-		    !strstr(line, "nowait-ring"))
+		if (sscanf(line, "%lx-", &start) != 1 ||
+		    !names_ring(line, ring))
 			continue;
-		if (start == (unsigned long)ring->sq_map ||
-		    start == (unsigned long)ring->cq_map ||
-		    start == (unsigned long)ring->sqe_map)
-			continue;
-		found = true;
+		found = start != (unsigned long)ring->sq_map &&
+			start != (unsigned long)ring->cq_map &&
+			start != (unsigned long)ring->sqe_map;
 	}
 	fclose(f);
 	return found;
 }
 
-/* Does any fd of the process name the ring's memfd? */
+/*
+ * Does any fd of the process name the ring's memfd? By name only: the
+ * program's fds are never touched (it may be closing them right now).
+ */
 static bool ring_has_fd(struct nw_ring *ring)
 {
 	char path[300], target[128];
 	struct dirent *de;
-	struct stat st;
 	bool found = false;
 	DIR *d = opendir("/proc/self/fd");
 
@@ -186,17 +199,13 @@ static bool ring_has_fd(struct nw_ring *ring)
 		return true;
 	while (!found && (de = readdir(d))) {
 		ssize_t n;
-		int fd = atoi(de->d_name);
 
 		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
 		n = readlink(path, target, sizeof(target) - 1);
 		if (n <= 0)
 			continue;
 		target[n] = '\0';
-		if (!strstr(target, "nowait-ring") || fd == dirfd(d))
-			continue;
-		found = fstat(fd, &st) == 0 && st.st_ino == ring->ino &&
-			st.st_dev == ring->dev;
+		found = names_ring(target, ring);
 	}
 	closedir(d);
 	return found;
@@ -209,5 +218,17 @@ static bool ring_has_fd(struct nw_ring *ring)
  */
 bool nw_ring_referenced(struct nw_ring *ring)
 {
+	char path[64], target[128];
+	int fd = __atomic_load_n(&ring->last_fd, __ATOMIC_RELAXED);
+	ssize_t n;
+
+	/* The quick answer: the fd the program last used still names it. */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n > 0) {
+		target[n] = '\0';
+		if (names_ring(target, ring))
+			return true;
+	}
 	return ring_mapped_by_program(ring) || ring_has_fd(ring);
 }

@@ -8,6 +8,7 @@
  * advertised. Runs on the calling thread.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -49,6 +50,8 @@ enum {
 	 IORING_FEAT_CUR_PERSONALITY | IORING_FEAT_EXT_ARG | \
 	 IORING_FEAT_NATIVE_WORKERS | IORING_FEAT_CQE_SKIP | \
 	 IORING_FEAT_LINKED_FILE)
+
+static unsigned int ring_ids;
 
 static unsigned int roundup_pow2(unsigned int v)
 {
@@ -139,6 +142,7 @@ static void unmap_rings(struct nw_ring *ring)
 /* Create the memfd and map the three regions into the engine. */
 static int create_memory(struct nw_ring *ring)
 {
+	char name[32];
 	struct stat st;
 	int fd, ret;
 
@@ -147,7 +151,10 @@ static int create_memory(struct nw_ring *ring)
 		CQ_OFF_CQES + ((size_t)ring->cq_entries << ring->cqe_shift);
 	ring->sqe_map_sz = (size_t)ring->sq_entries << ring->sqe_shift;
 
-	fd = memfd_create("nowait-ring", MFD_CLOEXEC);
+	/* A unique name: the reactor finds the program's references by it. */
+	ring->id = __atomic_add_fetch(&ring_ids, 1, __ATOMIC_RELAXED);
+	snprintf(name, sizeof(name), "nowait-ring:%u", ring->id);
+	fd = memfd_create(name, MFD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	ret = -ENOMEM;

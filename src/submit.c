@@ -361,7 +361,7 @@ static const struct io_uring_sqe *next_sqe(struct nw_ring *ring)
  */
 int nw_submit_sqes(struct nw_ring *ring, unsigned int nr)
 {
-	unsigned int entries, left, ret;
+	unsigned int entries, left, ret, parks_before;
 	bool no_req = false;
 
 	entries = load_acquire(ring->sq_tail) - ring->cached_sq_head;
@@ -370,6 +370,9 @@ int nw_submit_sqes(struct nw_ring *ring, unsigned int nr)
 	ret = left = nr < entries ? nr : entries;
 	if (unlikely(!left))
 		return 0;
+	parks_before = nw_parks;
+	__atomic_store_n(&ring->submit_gen, ring->submit_gen + 1,
+			 __ATOMIC_RELAXED);
 	nw_cq_begin_batch(ring);
 	if (ring->cq_room && !ring->link_head) {
 		left -= submit_fast_run(ring, left);
@@ -413,6 +416,15 @@ out:
 	}
 	if (!ring->lockless_cq)
 		nw_run_tw(ring);
+	/*
+	 * Requests parked by this batch whose data raced in meanwhile are
+	 * reissued now, before anyone sleeps: one epoll check per batch.
+	 */
+	if (unlikely(nw_parks != parks_before)) {
+		static const struct timespec zero;
+
+		nw_poll_run(ring, &zero, NULL, NW_RUN_SUBMIT);
+	}
 	nw_cq_flush_batch(ring);
 	store_release(ring->sq_head, ring->cached_sq_head);
 	ret -= left;

@@ -234,7 +234,7 @@ static int wait_drive(struct nw_ring *ring, unsigned int target,
 		if (wa->has_deadline && !left.tv_sec && !left.tv_nsec)
 			return -ETIME;
 		ret = nw_poll_run(ring, wa->has_deadline ? &left : NULL,
-				  wa->sig, true);
+				  wa->sig, NW_RUN_DRIVER);
 		if (ret < 0)
 			return ret;
 	}

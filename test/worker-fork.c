@@ -189,6 +189,11 @@ static void test_fork_while_waiting(void)
 
 int main(void)
 {
+#if defined(__SANITIZE_THREAD__)
+	/* TSan cannot start threads in a child of a threaded process. */
+	printf("skip: ThreadSanitizer does not support threads after fork\n");
+	return T_EXIT_SKIP;
+#endif
 	t_require_engine();
 	t_watchdog(60);
 	test_child_after_threads();
