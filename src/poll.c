@@ -297,29 +297,34 @@ static void fire_complete(struct nw_req *req, bool submit_side)
 		nw_issue_chain(next);
 }
 
-/* The result mask of a POLL_ADD, exact when the program asked for bits
- * epoll does not report (POLLRDNORM...): then ask poll(2). */
-static unsigned int poll_result(struct nw_req *req, unsigned int ev)
+/*
+ * The result mask of a POLL_ADD: what poll(2) says now. An edge only says
+ * something happened; it may be stale (data that came and went), and the
+ * kernel reports the state at wake-up time, so ask.
+ */
+static unsigned int poll_result(struct nw_req *req)
 {
 	unsigned int want = req->poll_mask | NW_POLL_ALWAYS;
-	struct pollfd p = {.fd = req->fd, .events = (short)want};
+	struct pollfd p = { .fd = req->fd, .events = (short)want };
 
-	if (want & ~(NW_POLLIN | NW_POLLOUT | NW_POLLPRI | NW_POLLRDHUP |
-		     NW_POLL_ALWAYS)) {
-		if (poll(&p, 1, 0) == 1)
-			ev |= (unsigned short)p.revents;
-	}
-	return ev & want;
+	if (poll(&p, 1, 0) != 1)
+		return 0;
+	return (unsigned short)p.revents & want;
 }
 
 /* A parked request's fd became ready: complete a poll, reissue an op. */
 static void poll_fire(struct nw_req *req, bool submit_side)
 {
-	unsigned int ev = req->poll_events;
+	int ret;
 
 	req->poll_events = 0;
 	if (req->flags & NW_REQ_F_POLL_ADD) {
-		req->res = (int)poll_result(req, ev);
+		/* Check the state; still not ready: parked again. */
+		ret = nw_poll_add_issue(req, 0);
+		if (ret == NW_QUEUED)
+			return;
+		if (ret < 0)
+			nw_req_set_fail(req, ret);
 		fire_complete(req, submit_side);
 		return;
 	}
@@ -638,11 +643,15 @@ int nw_poll_add_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 	return 0;
 }
 
-/* Post a multishot event CQE (F_MORE) on the submit side. */
-static void mshot_post(struct nw_req *req, unsigned int ev)
+/* Post a multishot event CQE (F_MORE) on the submit side, if still so. */
+static void mshot_post(struct nw_req *req, unsigned int ready)
 {
+	if (!ready)
+		ready = poll_result(req);
+	if (!ready)
+		return; /* a stale edge */
 	req->cflags = IORING_CQE_F_MORE;
-	nw_cq_add(req->ring, req, (int)poll_result(req, ev));
+	nw_cq_add(req->ring, req, (int)ready);
 	req->cflags = 0;
 }
 
@@ -710,7 +719,7 @@ bool nw_poll_tw(struct nw_req *req)
 		return false;
 	}
 	if (ev)
-		mshot_post(req, ev);
+		mshot_post(req, 0);
 	return true;
 }
 
