@@ -131,6 +131,7 @@ struct nw_req {
 	unsigned int poll_events; /* what fired */
 	unsigned int poll_arms;	  /* arms so far (bounded) */
 	unsigned int park_gen;	  /* ring->submit_gen when it parked */
+	pid_t task_tid; /* the thread that submitted it (signals go there) */
 	/* Per-op private state (nw_req_cmd), like the kernel's io_kiocb_to_cmd */
 	uint64_t cmd[NW_REQ_CMD_SIZE / 8];
 };

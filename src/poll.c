@@ -305,7 +305,7 @@ static void fire_complete(struct nw_req *req, bool submit_side)
 static unsigned int poll_result(struct nw_req *req)
 {
 	unsigned int want = req->poll_mask | NW_POLL_ALWAYS;
-	struct pollfd p = { .fd = req->fd, .events = (short)want };
+	struct pollfd p = {.fd = req->fd, .events = (short)want};
 
 	if (poll(&p, 1, 0) != 1)
 		return 0;

@@ -15,6 +15,9 @@
  * makes -EAGAIN final.
  */
 #include <errno.h>
+#include <signal.h>
+#include <unistd.h>
+#include <sys/syscall.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -151,6 +154,27 @@ static int rw_pos(struct nw_rw *rw, int kind, off_t *pos)
 	return 0;
 }
 
+/*
+ * A write to a pipe or socket without a reader raised SIGPIPE on this
+ * thread. The kernel raises it on the submitting task (its retries run as
+ * that task's task_work); engine threads block every signal, so move it
+ * there.
+ */
+static void sigpipe_to_submitter(struct nw_req *req)
+{
+	static const struct timespec zero;
+	int saved = errno;
+	sigset_t set;
+
+	if (req->task_tid == nw_gettid())
+		return; /* delivered to the right thread already */
+	sigemptyset(&set);
+	sigaddset(&set, SIGPIPE);
+	if (sigtimedwait(&set, NULL, &zero) == SIGPIPE)
+		syscall(SYS_tgkill, getpid(), req->task_tid, SIGPIPE);
+	errno = saved;
+}
+
 /* One preadv2/pwritev2. Returns n or -errno. */
 static ssize_t rw_call(struct nw_req *req, struct nw_rw *rw, int *kind,
 		       int flags)
@@ -169,6 +193,8 @@ static ssize_t rw_call(struct nw_req *req, struct nw_rw *rw, int *kind,
 					flags);
 		if (n >= 0)
 			return n;
+		if (errno == EPIPE && rw->write)
+			sigpipe_to_submitter(req);
 		if (errno != ESPIPE || pos == -1 || *kind != NW_FD_UNKNOWN)
 			return -errno;
 		/* No pread here: learn what the fd is, then try again. */

@@ -159,6 +159,7 @@ static int init_req(struct nw_ring *ring, struct nw_req *req,
 	req->link = NULL;
 	req->cflags = 0;
 	req->async = NULL;
+	req->task_tid = nw_gettid();
 	req->poll_arms = 0;
 	req->poll_events = 0;
 	if (ring->cqe_shift == 5)
