@@ -42,6 +42,7 @@ LIB_OBJS   := $(LIB_SRCS:%.c=$(B)/obj/%.o)
 TEST_SRCS  := $(filter-out test/helpers.c,$(wildcard test/*.c))
 TEST_PROGS := $(TEST_SRCS:test/%.c=$(B)/test/%.t)
 BENCH_SRCS := $(wildcard bench/*.c)
+PRELOAD_SRCS := $(wildcard preload/*.c)
 
 HAVE_LIBURING := $(shell echo 'int main(void){return 0;}' | $(CC) -x c \
 		   -include liburing.h - -o /dev/null -luring 2>/dev/null && echo 1)
@@ -51,7 +52,7 @@ TEST_LIBS   := -luring
 endif
 
 .PHONY: all lib test check tsan bench install format format-check clean deps-test deps-bench
-all: lib $(B)/nowait-bench $(TEST_PROGS)
+all: lib $(B)/nowait-bench $(TEST_PROGS) $(if $(PRELOAD_SRCS),$(B)/libnowait-preload.so)
 
 lib: $(B)/libnowait.a $(B)/libnowait.so $(B)/nowait.pc
 
@@ -68,6 +69,11 @@ $(B)/libnowait.so: $(LIB_OBJS) src/libnowait.map
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -shared -Wl,-soname,libnowait.so.0 $(SOLINK) $(LDFLAGS) \
 		-o $@ $(LIB_OBJS) $(LDLIBS)
+
+# The preload library (LD_PRELOAD): its own interposers plus the engine.
+$(B)/libnowait-preload.so: $(PRELOAD_SRCS:%.c=$(B)/obj/%.o) $(LIB_OBJS)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS) -ldl
 
 $(B)/nowait.pc: nowait.pc.in VERSION
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|;s|@LIBDIR@|$(LIBDIR)|;s|@INCDIR@|$(INCDIR)|;s|@VERSION@|$(VERSION)|' $< > $@
@@ -115,7 +121,7 @@ install: lib
 	ln -sf libnowait.so.0 $(DESTDIR)$(LIBDIR)/libnowait.so
 	install -m 644 $(B)/nowait.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
 
-FORMAT_FILES = $(wildcard include/*.h src/*.[ch] test/*.[ch] bench/*.[ch])
+FORMAT_FILES = $(wildcard include/*.h src/*.[ch] test/*.[ch] bench/*.[ch] preload/*.[ch])
 format:
 	clang-format -i $(FORMAT_FILES)
 format-check:

@@ -26,6 +26,7 @@
 #include "iowq.h"
 #include "list.h"
 #include "loop.h"
+#include "spin.h"
 
 #define likely(x)	    __builtin_expect(!!(x), 1)
 #define unlikely(x)	    __builtin_expect(!!(x), 0)
@@ -195,6 +196,7 @@ struct nw_ring {
 	bool evfd_async;
 
 	/* Waiters in GETEVENTS (wait.c). */
+	struct nw_spin spin; /* spin-before-sleep policy (spin.c) */
 	int waiters;
 	struct nw_waiter *waiter_list; /* under wake_lock */
 	pthread_mutex_t wake_lock;

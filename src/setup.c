@@ -241,6 +241,7 @@ static struct nw_ring *ring_alloc(const struct io_uring_params *p)
 	ring->loop.epfd = ring->loop.wake_fd = -1;
 	/* Engine option (benchmarks): no nowait-first issue on this ring. */
 	ring->punt_all = punt_env();
+	nw_spin_init(&ring->spin);
 	return ring;
 }
 

@@ -16,6 +16,7 @@
 #include <sys/eventfd.h>
 #include "internal.h"
 #include "poll.h"
+#include "spin.h"
 
 struct nw_waiter {
 	int fd;
@@ -240,6 +241,101 @@ static int wait_drive(struct nw_ring *ring, unsigned int target,
 	}
 }
 
+static long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* One look without sleeping: harvest (a driver) or check the eventfd. */
+static int spin_poll(struct nw_ring *ring, bool drive, int fd,
+		     const sigset_t *mask)
+{
+	static const struct timespec zero;
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	eventfd_t v;
+	int r;
+
+	if (drive)
+		return nw_poll_run(ring, &zero, mask, NW_RUN_DRIVER);
+	r = ppoll(&pfd, 1, &zero, mask);
+	if (r < 0)
+		return -errno;
+	if (r > 0)
+		eventfd_read(fd, &v);
+	return 0;
+}
+
+/*
+ * Busy-wait up to budget_ns before sleeping. Signals are blocked while
+ * spinning and each look passes the wait's mask, so a signal ends the
+ * spin at once with -EINTR, its handler run once, as a sleep would.
+ * Returns 0 when the wait is satisfied, 1 when the budget ran out,
+ * -EINTR, -ETIME or -errno.
+ */
+static int spin(struct nw_ring *ring, unsigned int target,
+		const struct wait_args *wa, bool drive, int fd,
+		long long budget_ns)
+{
+	long long end = now_ns() + budget_ns, deadline = 0, t;
+	const sigset_t *mask;
+	sigset_t all, old;
+	int ret = 1, r;
+
+	if (wa->has_deadline)
+		deadline = wa->deadline.tv_sec * 1000000000LL +
+			   wa->deadline.tv_nsec;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	mask = wa->sig ? wa->sig : &old;
+	for (;;) {
+		run_task_work(ring);
+		if (cq_reached(ring, target)) {
+			ret = 0;
+			break;
+		}
+		r = spin_poll(ring, drive, fd, mask);
+		if (r < 0) {
+			ret = r;
+			break;
+		}
+		if (cq_reached(ring, target)) {
+			ret = 0;
+			break;
+		}
+		t = now_ns();
+		if (deadline && t >= deadline) {
+			ret = -ETIME;
+			break;
+		}
+		if (t >= end)
+			break;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return ret;
+}
+
+/* Spin if the policy says so, then sleep; learn from how it went. */
+static int wait_for(struct nw_ring *ring, unsigned int target,
+		    const struct wait_args *wa, bool drive, int fd)
+{
+	long long start = now_ns(), budget = nw_spin_budget(&ring->spin);
+	bool spun = budget > 0;
+	int ret = 1;
+
+	if (spun)
+		ret = spin(ring, target, wa, drive, fd, budget);
+	bool hit = spun && ret == 0;
+
+	if (ret == 1)
+		ret = drive ? wait_drive(ring, target, wa)
+			    : wait_sleep(ring, target, wa, fd);
+	nw_spin_learn(&ring->spin, now_ns() - start, ret == 0, spun, hit);
+	return ret;
+}
+
 int nw_wait(struct nw_ring *ring, unsigned int min_complete, unsigned int flags,
 	    const void *arg, size_t argsz)
 {
@@ -275,8 +371,7 @@ int nw_wait(struct nw_ring *ring, unsigned int min_complete, unsigned int flags,
 	}
 	waiter_add(ring, &w);
 	thread_waiter = &w;
-	ret = drive ? wait_drive(ring, target, &wa)
-		    : wait_sleep(ring, target, &wa, w.fd);
+	ret = wait_for(ring, target, &wa, drive, w.fd);
 	thread_waiter = NULL;
 	waiter_del(ring, &w);
 	if (drive) {
