@@ -52,7 +52,13 @@ TEST_LIBS   := -luring
 endif
 
 .PHONY: all lib test check tsan bench install format format-check clean deps-test deps-bench
-all: lib $(B)/nowait-bench $(TEST_PROGS) $(if $(PRELOAD_SRCS),$(B)/libnowait-preload.so)
+TOOLS      := $(B)/nowait-run $(B)/nowait-eperm
+
+all: lib $(B)/nowait-bench $(TEST_PROGS) $(B)/libnowait-preload.so $(TOOLS)
+
+$(B)/%: $(B)/obj/tools/%.o
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^
 
 lib: $(B)/libnowait.a $(B)/libnowait.so $(B)/nowait.pc
 
@@ -121,7 +127,7 @@ install: lib
 	ln -sf libnowait.so.0 $(DESTDIR)$(LIBDIR)/libnowait.so
 	install -m 644 $(B)/nowait.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
 
-FORMAT_FILES = $(wildcard include/*.h src/*.[ch] test/*.[ch] bench/*.[ch] preload/*.[ch])
+FORMAT_FILES = $(wildcard include/*.h src/*.[ch] test/*.[ch] bench/*.[ch] preload/*.[ch] tools/*.c)
 format:
 	clang-format -i $(FORMAT_FILES)
 format-check:

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nowait-eperm PROGRAM ARGS...: runs PROGRAM with io_uring blocked the way
+ * Docker's and containerd's default seccomp profiles block it: the three
+ * io_uring calls fail with EPERM. For tests of the fallback.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+
+int main(int argc, char **argv)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, __NR_io_uring_setup, 0, 2),
+		BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, __NR_io_uring_register, 1,
+			 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: nowait-eperm PROGRAM [ARGS...]\n");
+		return 2;
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog)) {
+		perror("nowait-eperm: seccomp");
+		return 126;
+	}
+	execvp(argv[1], argv + 1);
+	perror(argv[1]);
+	return 127;
+}
