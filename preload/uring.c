@@ -90,11 +90,11 @@ static void on_sigsys(int sig, siginfo_t *si, void *ctx)
 {
 	greg_t *g = ((ucontext_t *)ctx)->uc_mcontext.gregs;
 	int saved = errno;
-	long a[6] = { g[REG_RDI], g[REG_RSI], g[REG_RDX],
-		      g[REG_R10], g[REG_R8],  g[REG_R9] };
+	long a[6] = {g[REG_RDI], g[REG_RSI], g[REG_RDX],
+		     g[REG_R10], g[REG_R8],  g[REG_R9]};
 
-	g[REG_RAX] = is_uring(si->si_syscall) ? engine_call(si->si_syscall, a) :
-						 -ENOSYS;
+	g[REG_RAX] = is_uring(si->si_syscall) ? engine_call(si->si_syscall, a)
+					      : -ENOSYS;
 	errno = saved;
 }
 
@@ -114,7 +114,7 @@ static int install_filter(void)
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
-	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+	struct sock_fprog prog = {sizeof(f) / sizeof(f[0]), f};
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
@@ -181,9 +181,11 @@ __attribute__((constructor)) static void uring_preload_init(void)
 	}
 	ret = install_filter();
 	if (ret) {
-		fprintf(stderr, "nowait: cannot trap io_uring calls (%s): "
-				"only libc syscall() callers reach the "
-				"engine\n", strerror(-ret));
+		fprintf(stderr,
+			"nowait: cannot trap io_uring calls (%s): "
+			"only libc syscall() callers reach the "
+			"engine\n",
+			strerror(-ret));
 	}
 	user_mode = 1;
 	if (log)
