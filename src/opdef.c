@@ -13,6 +13,7 @@
 const struct nw_opdef nw_opdefs[NW_OP_LAST] = {
 	[IORING_OP_NOP] = {
 		.name		= "NOP",
+		.iopoll		= 1,
 		.always_inline	= 1,
 		.fast		= nw_nop_fast,
 		.prep		= nw_nop_prep,
@@ -20,6 +21,7 @@ const struct nw_opdef nw_opdefs[NW_OP_LAST] = {
 	},
 	[IORING_OP_READV] = {
 		.name		= "READV",
+		.iopoll		= 1,
 		.needs_file	= 1,
 		.pollin		= 1,
 		.unbound_nonreg_file = 1,
@@ -30,6 +32,7 @@ const struct nw_opdef nw_opdefs[NW_OP_LAST] = {
 	},
 	[IORING_OP_WRITEV] = {
 		.name		= "WRITEV",
+		.iopoll		= 1,
 		.needs_file	= 1,
 		.pollout	= 1,
 		.unbound_nonreg_file = 1,
@@ -52,6 +55,7 @@ const struct nw_opdef nw_opdefs[NW_OP_LAST] = {
 	},
 	[IORING_OP_READ] = {
 		.name		= "READ",
+		.iopoll		= 1,
 		.needs_file	= 1,
 		.pollin		= 1,
 		.unbound_nonreg_file = 1,
@@ -62,6 +66,7 @@ const struct nw_opdef nw_opdefs[NW_OP_LAST] = {
 	},
 	[IORING_OP_WRITE] = {
 		.name		= "WRITE",
+		.iopoll		= 1,
 		.needs_file	= 1,
 		.pollout	= 1,
 		.unbound_nonreg_file = 1,

@@ -18,6 +18,7 @@ struct nw_opdef {
 	unsigned blocking : 1; /* always runs on the worker pool */
 	unsigned buffer_select : 1;	  /* accepts IOSQE_BUFFER_SELECT */
 	unsigned ioprio : 1;		  /* accepts sqe->ioprio */
+	unsigned iopoll : 1;		  /* allowed on an IOPOLL ring */
 	unsigned unbound_nonreg_file : 1; /* may block forever on non-files */
 	unsigned always_inline : 1; /* never queues: may run on a stack req */
 	/*

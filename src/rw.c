@@ -275,6 +275,9 @@ int nw_rw_issue(struct nw_req *req, unsigned int issue_flags)
 {
 	struct nw_rw *rw = nw_req_cmd(req, struct nw_rw);
 
+	/* IOPOLL needs O_DIRECT on a polled block device: none of ours. */
+	if (req->ring->flags & IORING_SETUP_IOPOLL)
+		return -EOPNOTSUPP;
 	if (!(issue_flags & NW_ISSUE_F_NONBLOCK))
 		return rw_blocking(req, rw);
 	if (req->ring->punt_all)

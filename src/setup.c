@@ -61,6 +61,13 @@ static unsigned int roundup_pow2(unsigned int v)
 /* io_uring_sanitise_params: flag combinations. */
 static int check_flags(unsigned int flags)
 {
+	/*
+	 * No SQ poller thread yet: refuse SQPOLL as kernels before 5.11 did
+	 * for unprivileged users (programs and liburing's tests skip on
+	 * EPERM), and as an unknown flag for root.
+	 */
+	if ((flags & IORING_SETUP_SQPOLL) && geteuid() != 0)
+		return -EPERM;
 	if (flags & ~NW_SETUP_FLAGS)
 		return -EINVAL;
 	if ((flags & IORING_SETUP_TASKRUN_FLAG) &&

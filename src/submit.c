@@ -182,6 +182,8 @@ static int init_req(struct nw_ring *ring, struct nw_req *req,
 		return -EINVAL; /* not implemented: as on an older kernel */
 	if (unlikely(READ_ONCE(sqe->ioprio) && !def->ioprio))
 		return -EINVAL;
+	if (unlikely((ring->flags & IORING_SETUP_IOPOLL) && !def->iopoll))
+		return -EINVAL;
 	if (unlikely(READ_ONCE(sqe->personality)))
 		return -EINVAL; /* no personalities are registered */
 	if (def->needs_file)

@@ -62,7 +62,8 @@ static void waiter_del(struct nw_ring *ring, struct nw_waiter *w)
 struct wait_args {
 	const void *sigp;
 	size_t sigsz;
-	const sigset_t *sig; /* NULL: keep the thread's mask */
+	const sigset_t *sig;	    /* NULL: keep the thread's mask */
+	const sigset_t *sleep_mask; /* the mask every sleep passes (wait_for) */
 	sigset_t sigbuf;
 	bool has_deadline;
 	struct timespec deadline; /* CLOCK_MONOTONIC */
@@ -147,7 +148,7 @@ static int sleep_once(int fd, const struct wait_args *wa)
 
 	if (wa->has_deadline)
 		left = time_left(&wa->deadline);
-	r = ppoll(&pfd, 1, wa->has_deadline ? &left : NULL, wa->sig);
+	r = ppoll(&pfd, 1, wa->has_deadline ? &left : NULL, wa->sleep_mask);
 	if (r < 0)
 		return errno == EINTR ? -EINTR : -errno;
 	if (r == 0)
@@ -235,7 +236,7 @@ static int wait_drive(struct nw_ring *ring, unsigned int target,
 		if (wa->has_deadline && !left.tv_sec && !left.tv_nsec)
 			return -ETIME;
 		ret = nw_poll_run(ring, wa->has_deadline ? &left : NULL,
-				  wa->sig, NW_RUN_DRIVER);
+				  wa->sleep_mask, NW_RUN_DRIVER);
 		if (ret < 0)
 			return ret;
 	}
@@ -268,70 +269,93 @@ static int spin_poll(struct nw_ring *ring, bool drive, int fd,
 	return 0;
 }
 
+/* Is a signal pending that the wait's mask lets through? */
+static bool signal_waiting(const sigset_t *mask)
+{
+	sigset_t pending;
+
+	if (sigpending(&pending) < 0)
+		return false;
+	for (int sig = 1; sig < _NSIG; sig++)
+		if (sigismember(&pending, sig) == 1 &&
+		    sigismember(mask, sig) == 0)
+			return true;
+	return false;
+}
+
 /*
- * Busy-wait up to budget_ns before sleeping. Signals are blocked while
- * spinning and each look passes the wait's mask, so a signal ends the
- * spin at once with -EINTR, its handler run once, as a sleep would.
- * Returns 0 when the wait is satisfied, 1 when the budget ran out,
- * -EINTR, -ETIME or -errno.
+ * Busy-wait up to budget_ns before sleeping. Signals are blocked around
+ * the whole wait (wait_for) and each look passes the wait's mask, so a
+ * signal ends the spin at once with -EINTR, its handler run once, as a
+ * sleep would. Returns 0 when the wait is satisfied, 1 when the budget ran
+ * out, -EINTR, -ETIME or -errno.
  */
 static int spin(struct nw_ring *ring, unsigned int target,
 		const struct wait_args *wa, bool drive, int fd,
 		long long budget_ns)
 {
 	long long end = now_ns() + budget_ns, deadline = 0, t;
-	const sigset_t *mask;
-	sigset_t all, old;
-	int ret = 1, r;
+	int r;
 
 	if (wa->has_deadline)
 		deadline = wa->deadline.tv_sec * 1000000000LL +
 			   wa->deadline.tv_nsec;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	mask = wa->sig ? wa->sig : &old;
 	for (;;) {
 		run_task_work(ring);
-		if (cq_reached(ring, target)) {
-			ret = 0;
-			break;
-		}
-		r = spin_poll(ring, drive, fd, mask);
-		if (r < 0) {
-			ret = r;
-			break;
-		}
-		if (cq_reached(ring, target)) {
-			ret = 0;
-			break;
-		}
+		if (cq_reached(ring, target))
+			return 0;
+		r = spin_poll(ring, drive, fd, wa->sleep_mask);
+		if (r < 0)
+			return r;
+		/*
+		 * A zero-timeout look does not report a pending signal (the
+		 * kernel checks only before sleeping): ask, and let the sleep
+		 * that follows return -EINTR at once.
+		 */
+		if (signal_waiting(wa->sleep_mask))
+			return 1;
+		if (cq_reached(ring, target))
+			return 0;
 		t = now_ns();
-		if (deadline && t >= deadline) {
-			ret = -ETIME;
-			break;
-		}
+		if (deadline && t >= deadline)
+			return -ETIME;
 		if (t >= end)
-			break;
+			return 1;
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return ret;
 }
 
 /* Spin if the policy says so, then sleep; learn from how it went. */
+/*
+ * Spin if the policy says so, then sleep; learn from how it went.
+ * With a sigmask argument, or while spinning, all signals are blocked for
+ * the whole wait and every sleep passes the wait's mask (atomically, as
+ * pselect does): a signal the mask blocks stays pending until enter
+ * returns, one it allows ends the wait with -EINTR.
+ */
 static int wait_for(struct nw_ring *ring, unsigned int target,
-		    const struct wait_args *wa, bool drive, int fd)
+		    struct wait_args *wa, bool drive, int fd)
 {
 	long long start = now_ns(), budget = nw_spin_budget(&ring->spin);
-	bool spun = budget > 0;
+	bool spun = budget > 0, hit = false, blocked = spun || wa->sig;
+	sigset_t all, old;
 	int ret = 1;
 
-	if (spun)
+	wa->sleep_mask = wa->sig;
+	if (blocked) {
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
+		if (!wa->sig)
+			wa->sleep_mask = &old;
+	}
+	if (spun) {
 		ret = spin(ring, target, wa, drive, fd, budget);
-	bool hit = spun && ret == 0;
-
+		hit = ret == 0;
+	}
 	if (ret == 1)
 		ret = drive ? wait_drive(ring, target, wa)
 			    : wait_sleep(ring, target, wa, fd);
+	if (blocked)
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	nw_spin_learn(&ring->spin, now_ns() - start, ret == 0, spun, hit);
 	return ret;
 }
