@@ -21,6 +21,7 @@
 #include "internal.h"
 #include "opdef.h"
 #include "poll.h"
+#include "timeout.h"
 
 #define NW_REQ_ALLOC_BATCH 32
 
@@ -193,22 +194,27 @@ void nw_cq_begin_batch(struct nw_ring *ring)
 /* Write the inline batch: one lock, one tail publish, one wakeup. */
 void nw_cq_flush_batch(struct nw_ring *ring)
 {
-	if (ring->cq_room ||
-	    ring->cached_cq_tail != READ_ONCE(*ring->cq_tail)) {
-		ring->cq_room = 0;
-		if (!ring->nr_batch) {
-			cq_commit(ring, ring->batch_async);
-			ring->batch_async = false;
-			return;
-		}
+	bool moved = ring->cached_cq_tail != READ_ONCE(*ring->cq_tail);
+
+	ring->cq_room = 0;
+	if (ring->nr_batch) {
+		cq_fill(ring, ring->batch, ring->nr_batch);
+		ring->nr_batch = 0;
+		moved = true;
 	}
-	if (!ring->nr_batch)
-		return;
-	cq_fill(ring, ring->batch, ring->nr_batch);
-	cq_commit(ring, ring->batch_async);
-	ring->nr_batch = 0;
-	ring->batch_async = false;
-	cq_wake(ring);
+	if (moved) {
+		cq_commit(ring, ring->batch_async);
+		ring->batch_async = false;
+		cq_wake(ring);
+	}
+	/* Timeouts waiting for a count of CQEs look at the new tail. */
+	if (unlikely(ring->nr_count_tmo) && !ring->in_tmo_flush) {
+		ring->in_tmo_flush = true;
+		nw_timeout_flush_count(ring);
+		ring->in_tmo_flush = false;
+		if (ring->nr_batch)
+			nw_cq_flush_batch(ring);
+	}
 }
 
 /*
@@ -302,6 +308,8 @@ struct nw_req *nw_req_complete_inline(struct nw_req *req)
 
 	if (likely(!(req->flags & NW_REQ_F_CQE_SKIP)))
 		nw_cq_add(ring, req, req->res);
+	if (unlikely(__atomic_load_n(&req->ltimeout, __ATOMIC_RELAXED)))
+		nw_link_timeout_disarm(req);
 	if (unlikely(next)) {
 		if ((req->flags & NW_REQ_F_FAIL) &&
 		    !(req->sqe_flags & IOSQE_IO_HARDLINK)) {

@@ -85,6 +85,9 @@ enum {
 #define NW_REQ_F_TW_QUEUED	(1U << 8) /* on tw_head for a multishot event */
 #define NW_REQ_F_CANCELED	(1U << 9) /* removed while an event was queued */
 #define NW_REQ_F_BLOCK		(1U << 10) /* punted after a nonblocking try: block */
+#define NW_REQ_F_TIMER \
+	(1U << 11) /* a timeout on the ring's timer (timeout.c) */
+#define NW_REQ_F_LTIMEOUT (1U << 12) /* a LINK_TIMEOUT */
 
 /*
  * One CQE as the engine carries it before it reaches the ring; big[] is
@@ -133,6 +136,8 @@ struct nw_req {
 	unsigned int poll_arms;	  /* arms so far (bounded) */
 	unsigned int park_gen;	  /* ring->submit_gen when it parked */
 	pid_t task_tid; /* the thread that submitted it (signals go there) */
+	uint64_t seq;	/* which use of this request struct (cancel identity) */
+	struct nw_req *ltimeout; /* the LINK_TIMEOUT guarding it, if armed */
 	/* Per-op private state (nw_req_cmd), like the kernel's io_kiocb_to_cmd */
 	uint64_t cmd[NW_REQ_CMD_SIZE / 8];
 };
@@ -218,8 +223,19 @@ struct nw_ring {
 	int driver; /* a waiter drives the reactor (atomic flag) */
 	bool bg_running, bg_in_wait;
 	bool punt_all; /* NOWAIT_PUNT=1: no nowait-first issue */
-	bool dead;     /* the program let go of it: nothing is reissued */
-	bool gone;     /* nw_ring_referenced said no (reactor only) */
+
+	/* Timeouts (timeout.c), under poll_lock. */
+	int tmo_fd;		  /* timerfd in the epoll set */
+	struct nw_req **tmo_heap; /* min-heap by deadline */
+	unsigned int tmo_nr, tmo_cap;
+	struct nw_list tmo_count; /* count-based ones (poll_node) */
+	unsigned int nr_count_tmo;
+	unsigned int cq_timeouts; /* timeout CQEs posted (atomic) */
+	unsigned int tmo_seq;	  /* timeouts fired: wakes waiters (atomic) */
+	uint64_t req_seq;	  /* submit side: numbers request uses */
+	bool in_tmo_flush;
+	bool dead; /* the program let go of it: nothing is reissued */
+	bool gone; /* nw_ring_referenced said no (reactor only) */
 	long long verify_due_ns; /* next check of the watches, poll_lock */
 	unsigned int submit_gen; /* submit batches so far (submit side) */
 };

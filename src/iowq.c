@@ -24,6 +24,7 @@ struct nw_pool {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct nw_work *head, **tail;
+	struct nw_work *running; /* taken by a worker, not yet done */
 	unsigned int nr_workers, nr_idle, max_workers;
 };
 
@@ -42,6 +43,7 @@ static void pool_reset(struct nw_pool *p, unsigned int max)
 	pthread_condattr_destroy(&ca);
 	p->head = NULL;
 	p->tail = &p->head;
+	p->running = NULL;
 	p->nr_workers = p->nr_idle = 0;
 	p->max_workers = max;
 }
@@ -84,7 +86,70 @@ static struct nw_work *pool_take(struct nw_pool *p)
 	p->head = w->next;
 	if (!p->head)
 		p->tail = &p->head;
+	w->next = p->running;
+	p->running = w;
 	return w;
+}
+
+void nw_iowq_done(struct nw_work *work)
+{
+	struct nw_pool *p = work->pool;
+	struct nw_work **pp;
+
+	pthread_mutex_lock(&p->lock);
+	for (pp = &p->running; *pp; pp = &(*pp)->next) {
+		if (*pp == work) {
+			*pp = work->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* Take matching queued work off one pool. Called with p->lock held. */
+static int pool_cancel(struct nw_pool *p,
+		       bool (*match)(struct nw_work *, void *), void *arg,
+		       bool all, struct nw_work **out, bool *running)
+{
+	struct nw_work **pp = &p->head, *w;
+	int n = 0;
+
+	while ((w = *pp) && (all || !n)) {
+		if (!match(w, arg)) {
+			pp = &w->next;
+			continue;
+		}
+		*pp = w->next;
+		w->next = *out;
+		*out = w;
+		n++;
+	}
+	p->tail = &p->head;
+	while (*p->tail)
+		p->tail = &(*p->tail)->next;
+	for (w = p->running; w && !*running; w = w->next)
+		*running = match(w, arg);
+	return n;
+}
+
+int nw_iowq_cancel(bool (*match)(struct nw_work *, void *), void *arg, bool all,
+		   void (*cancelled)(struct nw_work *, void *), bool *running)
+{
+	struct nw_work *out = NULL, *next;
+	int n = 0;
+
+	*running = false;
+	pthread_once(&pools_once, pools_init);
+	for (int c = 0; c < NW_WQ_NR && (all || !n); c++) {
+		pthread_mutex_lock(&pools[c].lock);
+		n += pool_cancel(&pools[c], match, arg, all, &out, running);
+		pthread_mutex_unlock(&pools[c].lock);
+	}
+	for (; out; out = next) {
+		next = out->next;
+		cancelled(out, arg);
+	}
+	return n;
 }
 
 static void *worker_main(void *arg)
@@ -139,6 +204,7 @@ int nw_iowq_enqueue(struct nw_work *work, enum nw_wq_class cls)
 			ret = 0; /* a running worker will get to it */
 	}
 	if (!ret) {
+		work->pool = p;
 		work->next = NULL;
 		*p->tail = work;
 		p->tail = &work->next;

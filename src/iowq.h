@@ -12,8 +12,9 @@ enum nw_wq_class {
 };
 
 struct nw_work {
-	struct nw_work *next;
+	struct nw_work *next; /* on the queue, then on the running list */
 	void (*fn)(struct nw_work *work);
+	void *pool;
 };
 
 /*
@@ -22,6 +23,22 @@ struct nw_work {
  * and none could be started (the work is then not queued).
  */
 int nw_iowq_enqueue(struct nw_work *work, enum nw_wq_class cls);
+
+/*
+ * Called by a work function before it hands its object back (after this
+ * the pool no longer knows the work, so cancel cannot find it running).
+ */
+void nw_iowq_done(struct nw_work *work);
+
+/*
+ * Cancel queued work that match() accepts (the first, or all): each is
+ * removed and passed to cancelled() after the pool lock is dropped.
+ * Returns the number removed; *running is set when a matching work is
+ * running already (it cannot be taken back: -EALREADY for the caller).
+ */
+int nw_iowq_cancel(bool (*match)(struct nw_work *work, void *arg), void *arg,
+		   bool all, void (*cancelled)(struct nw_work *work, void *arg),
+		   bool *running);
 
 /* Workers started so far (statistics and tests). */
 unsigned long nw_iowq_started(void);

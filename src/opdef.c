@@ -5,9 +5,14 @@
  * leaves it unsupported. Kernel counterpart: io_uring/opdef.c.
  */
 #include "opdef.h"
+#include "cancel.h"
 #include "nop.h"
+#include "timeout.h"
 #include "poll.h"
 #include "rw.h"
+#include "fs.h"
+#include "openclose.h"
+#include "sync.h"
 
 /* clang-format off */
 const struct nw_opdef nw_opdefs[NW_OP_LAST] = {
@@ -74,6 +79,108 @@ const struct nw_opdef nw_opdefs[NW_OP_LAST] = {
 		.prep		= nw_write_prep,
 		.issue		= nw_rw_issue,
 		.cleanup	= nw_rw_cleanup,
+	},
+	[IORING_OP_TIMEOUT] = {
+		.name		= "TIMEOUT",
+		.prep		= nw_timeout_prep,
+		.issue		= nw_timeout_issue,
+	},
+	[IORING_OP_TIMEOUT_REMOVE] = {
+		.name		= "TIMEOUT_REMOVE",
+		.prep		= nw_timeout_remove_prep,
+		.issue		= nw_timeout_remove_issue,
+	},
+	[IORING_OP_ASYNC_CANCEL] = {
+		.name		= "ASYNC_CANCEL",
+		.prep		= nw_cancel_prep,
+		.issue		= nw_cancel_issue,
+	},
+	[IORING_OP_LINK_TIMEOUT] = {
+		.name		= "LINK_TIMEOUT",
+		.prep		= nw_link_timeout_prep,
+		.issue		= nw_link_timeout_issue,
+	},
+	[IORING_OP_FSYNC] = {
+		.name		= "FSYNC",
+		.needs_file	= 1,
+		.prep		= nw_fsync_prep,
+		.issue		= nw_fsync_issue,
+	},
+	[IORING_OP_SYNC_FILE_RANGE] = {
+		.name		= "SYNC_FILE_RANGE",
+		.needs_file	= 1,
+		.prep		= nw_sfr_prep,
+		.issue		= nw_sfr_issue,
+	},
+	[IORING_OP_FALLOCATE] = {
+		.name		= "FALLOCATE",
+		.needs_file	= 1,
+		.prep		= nw_fallocate_prep,
+		.issue		= nw_fallocate_issue,
+	},
+	[IORING_OP_OPENAT] = {
+		.name		= "OPENAT",
+		.prep		= nw_openat_prep,
+		.issue		= nw_openat_issue,
+		.cleanup	= nw_open_cleanup,
+	},
+	[IORING_OP_CLOSE] = {
+		.name		= "CLOSE",
+		.prep		= nw_close_prep,
+		.issue		= nw_close_issue,
+	},
+	[IORING_OP_STATX] = {
+		.name		= "STATX",
+		.prep		= nw_statx_prep,
+		.issue		= nw_statx_issue,
+		.cleanup	= nw_fs_cleanup,
+	},
+	[IORING_OP_FADVISE] = {
+		.name		= "FADVISE",
+		.needs_file	= 1,
+		.prep		= nw_fadvise_prep,
+		.issue		= nw_fadvise_issue,
+	},
+	[IORING_OP_MADVISE] = {
+		.name		= "MADVISE",
+		.prep		= nw_madvise_prep,
+		.issue		= nw_madvise_issue,
+	},
+	[IORING_OP_OPENAT2] = {
+		.name		= "OPENAT2",
+		.prep		= nw_openat2_prep,
+		.issue		= nw_openat_issue,
+		.cleanup	= nw_open_cleanup,
+	},
+	[IORING_OP_RENAMEAT] = {
+		.name		= "RENAMEAT",
+		.prep		= nw_renameat_prep,
+		.issue		= nw_renameat_issue,
+		.cleanup	= nw_fs_cleanup,
+	},
+	[IORING_OP_UNLINKAT] = {
+		.name		= "UNLINKAT",
+		.prep		= nw_unlinkat_prep,
+		.issue		= nw_unlinkat_issue,
+		.cleanup	= nw_fs_cleanup,
+	},
+	[IORING_OP_MKDIRAT] = {
+		.name		= "MKDIRAT",
+		.prep		= nw_mkdirat_prep,
+		.issue		= nw_mkdirat_issue,
+		.cleanup	= nw_fs_cleanup,
+	},
+	[IORING_OP_SYMLINKAT] = {
+		.name		= "SYMLINKAT",
+		.prep		= nw_symlinkat_prep,
+		.issue		= nw_symlinkat_issue,
+		.cleanup	= nw_fs_cleanup,
+	},
+	[IORING_OP_LINKAT] = {
+		.name		= "LINKAT",
+		.prep		= nw_linkat_prep,
+		.issue		= nw_linkat_issue,
+		.cleanup	= nw_fs_cleanup,
 	},
 };
 /* clang-format on */

@@ -25,6 +25,7 @@
 #include <string.h>
 #include "poll.h"
 #include "opdef.h"
+#include "timeout.h"
 
 #define NW_POLL_MAX_ARMS 128 /* the kernel's APOLL_MAX_RETRY */
 #define NW_POLL_ALWAYS	 (NW_POLLERR | NW_POLLHUP)
@@ -164,6 +165,11 @@ static int loop_ensure(struct nw_ring *ring)
 	if (!ret)
 		__atomic_store_n(&ring->loop_ready, true, __ATOMIC_RELEASE);
 	return ret;
+}
+
+int nw_poll_loop_ensure(struct nw_ring *ring)
+{
+	return loop_ensure(ring);
 }
 
 bool nw_poll_active(struct nw_ring *ring)
@@ -317,6 +323,10 @@ static void poll_fire(struct nw_req *req, bool submit_side)
 {
 	int ret;
 
+	if (req->flags & NW_REQ_F_TIMER) {
+		nw_timeout_fire(req, submit_side);
+		return;
+	}
 	req->poll_events = 0;
 	if (req->flags & NW_REQ_F_POLL_ADD) {
 		/* Check the state; still not ready: parked again. */
@@ -445,6 +455,10 @@ static int harvest(struct nw_ring *ring, struct nw_loop_event *ev, int n,
 
 		if (!pfd)
 			continue;
+		if (ev[i].data == NW_TIMER_MARK(ring)) {
+			nw_timeout_expired(ring, ready);
+			continue;
+		}
 		pollfd_event(ring, pfd, ev[i].events, ready);
 		for (p = pfd->parked.next; p != &pfd->parked; p = p->next) {
 			struct nw_req *r =
@@ -506,8 +520,11 @@ int nw_poll_run(struct nw_ring *ring, const struct timespec *timeout,
 	struct nw_list ready;
 	int n, nr_mshot, i;
 
-	/* With requests parked, wake up to check the watches now and then. */
-	if (__atomic_load_n(&ring->nr_parked, __ATOMIC_RELAXED) &&
+	/*
+	 * With requests parked, wake up to check the watches now and then;
+	 * not in a wait with a sigmask, which must hold for the whole sleep.
+	 */
+	if (!sig && __atomic_load_n(&ring->nr_parked, __ATOMIC_RELAXED) &&
 	    (!timeout || timeout->tv_sec || timeout->tv_nsec > cap.tv_nsec))
 		timeout = &cap;
 	n = nw_loop_wait(&ring->loop, ev, 64, timeout, sig);
@@ -584,6 +601,57 @@ static void reactor_ensure(struct nw_ring *ring)
 		pthread_attr_destroy(&attr);
 	}
 	pthread_mutex_unlock(&ring->reactor_mu);
+}
+
+void nw_poll_reactor_ensure(struct nw_ring *ring)
+{
+	reactor_ensure(ring);
+}
+
+/*
+ * ASYNC_CANCEL's part: unpark the requests match() accepts (the first, or
+ * all) and complete them with -ECANCELED. A multishot poll with an event
+ * on its way is marked, and ends when the event is delivered.
+ */
+int nw_poll_cancel(struct nw_ring *ring, bool (*match)(struct nw_req *, void *),
+		   void *arg, bool all, bool submit_side)
+{
+	struct nw_list done, *pos, *tmp;
+	int n = 0;
+
+	nw_list_init(&done);
+	pthread_mutex_lock(&ring->poll_lock);
+	for (unsigned int fd = 0; fd < ring->nr_pollfds && (all || !n); fd++) {
+		struct nw_pollfd *pfd = ring->pollfds[fd];
+
+		if (!pfd)
+			continue;
+		nw_list_for_each_safe(pos, tmp, &pfd->parked) {
+			struct nw_req *req =
+				nw_list_entry(pos, struct nw_req, poll_node);
+
+			if ((!all && n) || !match(req, arg))
+				continue;
+			nw_list_del(pos);
+			__atomic_sub_fetch(&ring->nr_parked, 1,
+					   __ATOMIC_RELAXED);
+			n++;
+			if (req->flags & NW_REQ_F_TW_QUEUED)
+				req->flags |= NW_REQ_F_CANCELED;
+			else
+				nw_list_add_tail(pos, &done);
+		}
+	}
+	pthread_mutex_unlock(&ring->poll_lock);
+	nw_list_for_each_safe(pos, tmp, &done) {
+		struct nw_req *req =
+			nw_list_entry(pos, struct nw_req, poll_node);
+
+		nw_list_del(pos);
+		nw_req_set_fail(req, -ECANCELED);
+		fire_complete(req, submit_side);
+	}
+	return n ? n : -ENOENT;
 }
 
 /* A waiter takes over harvesting from the reactor thread. */

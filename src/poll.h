@@ -49,6 +49,13 @@ enum nw_run_mode {
 };
 int nw_poll_run(struct nw_ring *ring, const struct timespec *timeout,
 		const sigset_t *sig, int mode);
+/* Create the ring's epoll instance if needed (poll_lock held): 0/-errno. */
+int nw_poll_loop_ensure(struct nw_ring *ring);
+/* Start the ring's reactor thread if the ring needs one. */
+void nw_poll_reactor_ensure(struct nw_ring *ring);
+/* Cancel parked requests match() accepts: count cancelled, or -ENOENT. */
+int nw_poll_cancel(struct nw_ring *ring, bool (*match)(struct nw_req *, void *),
+		   void *arg, bool all, bool submit_side);
 /* True when the ring has a readiness loop a waiter could drive. */
 bool nw_poll_active(struct nw_ring *ring);
 /* Requests this thread parked so far (the submitter checks for races). */

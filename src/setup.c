@@ -246,6 +246,8 @@ static struct nw_ring *ring_alloc(const struct io_uring_params *p)
 	pthread_mutex_init(&ring->reactor_mu, NULL);
 	pthread_cond_init(&ring->reactor_cv, NULL);
 	ring->loop.epfd = ring->loop.wake_fd = -1;
+	ring->tmo_fd = -1;
+	nw_list_init(&ring->tmo_count);
 	/* Engine option (benchmarks): no nowait-first issue on this ring. */
 	ring->punt_all = punt_env();
 	nw_spin_init(&ring->spin);

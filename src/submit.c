@@ -12,6 +12,7 @@
 #include "internal.h"
 #include "opdef.h"
 #include "poll.h"
+#include "timeout.h"
 
 #define IO_REQ_LINK_FLAGS (IOSQE_IO_LINK | IOSQE_IO_HARDLINK)
 
@@ -30,13 +31,20 @@ static void req_work(struct nw_work *work)
 	if ((req->sqe_flags & IOSQE_ASYNC) && !(req->flags & NW_REQ_F_BLOCK) &&
 	    (def->pollin || def->pollout)) {
 		ret = def->issue(req, NW_ISSUE_F_NONBLOCK);
-		if (ret == NW_RETRY &&
-		    nw_poll_arm(req, def->pollin ? NW_POLLIN : NW_POLLOUT) ==
+		if (ret == NW_RETRY) {
+			nw_iowq_done(work); /* a cancel now finds it parked */
+			if (nw_poll_arm(req,
+					def->pollin ? NW_POLLIN : NW_POLLOUT) ==
 			    NW_POLL_OK)
-			return;
+				return;
+			ret = def->issue(req, 0);
+			goto done;
+		}
 	}
 	if (ret == NW_RETRY || ret == NW_PUNT)
 		ret = def->issue(req, 0);
+	nw_iowq_done(work);
+done:
 	if (ret == NW_QUEUED)
 		return;
 	if (ret < 0)
@@ -113,6 +121,10 @@ static void issue_chain(struct nw_req *req)
 			req = nw_req_complete_inline(req);
 			continue;
 		}
+		/* A LINK_TIMEOUT after it starts timing now. */
+		if (unlikely(req->link &&
+			     (req->link->flags & NW_REQ_F_LTIMEOUT)))
+			nw_link_timeout_arm(req);
 		if (unlikely(req->sqe_flags & IOSQE_ASYNC)) {
 			ret = nw_req_punt(req);
 			if (!ret)
@@ -160,6 +172,8 @@ static int init_req(struct nw_ring *ring, struct nw_req *req,
 	req->cflags = 0;
 	req->async = NULL;
 	req->task_tid = nw_gettid();
+	req->ltimeout = NULL;
+	__atomic_store_n(&req->seq, ++ring->req_seq, __ATOMIC_RELAXED);
 	req->poll_arms = 0;
 	req->poll_events = 0;
 	if (ring->cqe_shift == 5)

@@ -284,6 +284,20 @@ static bool signal_waiting(const sigset_t *mask)
 }
 
 /*
+ * Let a pending signal in, as a sleep would: a poll that may sleep (1 ns)
+ * with the wait's mask sees it, runs its handler and says -EINTR. Returns
+ * -EINTR, or 1 when another thread took the signal meanwhile.
+ */
+static int take_signal(const sigset_t *mask)
+{
+	static const struct timespec one_ns = {0, 1};
+
+	if (ppoll(NULL, 0, &one_ns, mask) < 0 && errno == EINTR)
+		return -EINTR;
+	return 1;
+}
+
+/*
  * Busy-wait up to budget_ns before sleeping. Signals are blocked around
  * the whole wait (wait_for) and each look passes the wait's mask, so a
  * signal ends the spin at once with -EINTR, its handler run once, as a
@@ -309,11 +323,10 @@ static int spin(struct nw_ring *ring, unsigned int target,
 			return r;
 		/*
 		 * A zero-timeout look does not report a pending signal (the
-		 * kernel checks only before sleeping): ask, and let the sleep
-		 * that follows return -EINTR at once.
+		 * kernel checks only before sleeping): ask, and take it.
 		 */
 		if (signal_waiting(wa->sleep_mask))
-			return 1;
+			return take_signal(wa->sleep_mask);
 		if (cq_reached(ring, target))
 			return 0;
 		t = now_ns();
@@ -327,10 +340,14 @@ static int spin(struct nw_ring *ring, unsigned int target,
 /* Spin if the policy says so, then sleep; learn from how it went. */
 /*
  * Spin if the policy says so, then sleep; learn from how it went.
- * With a sigmask argument, or while spinning, all signals are blocked for
- * the whole wait and every sleep passes the wait's mask (atomically, as
- * pselect does): a signal the mask blocks stays pending until enter
- * returns, one it allows ends the wait with -EINTR.
+ * While spinning, all signals are blocked and each look passes the wait's
+ * mask; a pending signal the mask lets through ends the spin with -EINTR.
+ * With a sigmask argument, all signals stay blocked for the whole wait and
+ * every sleep passes that mask (atomically, as pselect does), so what it
+ * blocks is delivered only when enter returns. Without one, the sleep runs
+ * with the thread's own mask. (A process-directed signal arriving while
+ * signals are blocked here may be taken by another thread that does not
+ * block it.)
  */
 static int wait_for(struct nw_ring *ring, unsigned int target,
 		    struct wait_args *wa, bool drive, int fd)
@@ -340,17 +357,20 @@ static int wait_for(struct nw_ring *ring, unsigned int target,
 	sigset_t all, old;
 	int ret = 1;
 
-	wa->sleep_mask = wa->sig;
 	if (blocked) {
 		sigfillset(&all);
 		pthread_sigmask(SIG_BLOCK, &all, &old);
-		if (!wa->sig)
-			wa->sleep_mask = &old;
 	}
 	if (spun) {
+		wa->sleep_mask = wa->sig ? wa->sig : &old;
 		ret = spin(ring, target, wa, drive, fd, budget);
 		hit = ret == 0;
 	}
+	if (blocked && !wa->sig) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		blocked = false;
+	}
+	wa->sleep_mask = wa->sig;
 	if (ret == 1)
 		ret = drive ? wait_drive(ring, target, wa)
 			    : wait_sleep(ring, target, wa, fd);

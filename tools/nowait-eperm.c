@@ -30,7 +30,7 @@ int main(int argc, char **argv)
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
-	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+	struct sock_fprog prog = {sizeof(f) / sizeof(f[0]), f};
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: nowait-eperm PROGRAM [ARGS...]\n");

@@ -1,0 +1,546 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * IORING_OP_TIMEOUT, TIMEOUT_REMOVE and LINK_TIMEOUT on one timer source
+ * per ring: a min-heap of deadlines (CLOCK_MONOTONIC) behind a timerfd in
+ * the ring's epoll set, so timeouts fire wherever readiness is harvested
+ * (a waiter in enter, or the reactor thread). Count-based timeouts are
+ * checked on the submit side each time CQEs are published.
+ * Semantics: kernel io_uring/timeout.c, reference/kernel-semantics.md 9:
+ * - a timeout's CQE is -ETIME on expiry (a link failure unless
+ *   ETIME_SUCCESS), 0 when its count of other CQEs was reached, -ECANCELED
+ *   when removed; every firing wakes enter's waiters;
+ * - a LINK_TIMEOUT is armed when the request before it is issued; if that
+ *   request finishes first the timeout completes -ECANCELED, else the
+ *   request is cancelled and the timeout reports -ETIME (or the cancel's
+ *   error). The timeout is spliced out of the chain when armed.
+ * The heap and the count list are under ring->poll_lock.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/timerfd.h>
+#include "timeout.h"
+#include "cancel.h"
+#include "poll.h"
+
+struct nw_timeout {
+	long long deadline_ns;	/* CLOCK_MONOTONIC */
+	unsigned int flags;	/* IORING_TIMEOUT_* */
+	unsigned int count;	/* CQEs to wait for; 0: a pure timer */
+	unsigned int target_cq; /* count-based: the CQ event to reach */
+	int heap_idx;		/* -1 when not armed */
+	bool on_count_list;
+	struct nw_req *target; /* LINK_TIMEOUT: the guarded request */
+	uint64_t target_seq;
+	struct __kernel_timespec ts;
+};
+_Static_assert(sizeof(struct nw_timeout) <= NW_REQ_CMD_SIZE, "nw_timeout");
+
+struct nw_timeout_rem {
+	uint64_t user_data;
+	unsigned int flags;
+	struct __kernel_timespec ts;
+};
+
+#define TMO(req) nw_req_cmd(req, struct nw_timeout)
+
+static long long clock_ns(clockid_t clk)
+{
+	struct timespec t;
+
+	clock_gettime(clk, &t);
+	return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* The monotonic deadline of ts under flags (clock, ABS). */
+static long long deadline_of(const struct __kernel_timespec *ts,
+			     unsigned int flags)
+{
+	clockid_t clk = CLOCK_MONOTONIC;
+	long long v = ts->tv_sec * 1000000000LL + ts->tv_nsec;
+	long long now = clock_ns(CLOCK_MONOTONIC);
+
+	if (flags & IORING_TIMEOUT_BOOTTIME)
+		clk = CLOCK_BOOTTIME;
+	else if (flags & IORING_TIMEOUT_REALTIME)
+		clk = CLOCK_REALTIME;
+	if (!(flags & IORING_TIMEOUT_ABS))
+		return now + v;
+	return now + (v - clock_ns(clk));
+}
+
+/* ---- the heap (poll_lock held) ---- */
+
+static void heap_set(struct nw_ring *ring, unsigned int i, struct nw_req *req)
+{
+	ring->tmo_heap[i] = req;
+	TMO(req)->heap_idx = (int)i;
+}
+
+static bool heap_less(struct nw_ring *ring, unsigned int a, unsigned int b)
+{
+	return TMO(ring->tmo_heap[a])->deadline_ns <
+	       TMO(ring->tmo_heap[b])->deadline_ns;
+}
+
+static void heap_swap(struct nw_ring *ring, unsigned int a, unsigned int b)
+{
+	struct nw_req *t = ring->tmo_heap[a];
+
+	heap_set(ring, a, ring->tmo_heap[b]);
+	heap_set(ring, b, t);
+}
+
+static void heap_up(struct nw_ring *ring, unsigned int i)
+{
+	while (i && heap_less(ring, i, (i - 1) / 2)) {
+		heap_swap(ring, i, (i - 1) / 2);
+		i = (i - 1) / 2;
+	}
+}
+
+static void heap_down(struct nw_ring *ring, unsigned int i)
+{
+	for (;;) {
+		unsigned int l = 2 * i + 1, r = l + 1, m = i;
+
+		if (l < ring->tmo_nr && heap_less(ring, l, m))
+			m = l;
+		if (r < ring->tmo_nr && heap_less(ring, r, m))
+			m = r;
+		if (m == i)
+			return;
+		heap_swap(ring, i, m);
+		i = m;
+	}
+}
+
+static int heap_push(struct nw_ring *ring, struct nw_req *req)
+{
+	if (ring->tmo_nr == ring->tmo_cap) {
+		unsigned int cap = ring->tmo_cap ? 2 * ring->tmo_cap : 16;
+		struct nw_req **h = realloc(ring->tmo_heap, cap * sizeof(*h));
+
+		if (!h)
+			return -ENOMEM;
+		ring->tmo_heap = h;
+		ring->tmo_cap = cap;
+	}
+	heap_set(ring, ring->tmo_nr++, req);
+	heap_up(ring, ring->tmo_nr - 1);
+	return 0;
+}
+
+static void heap_remove(struct nw_ring *ring, struct nw_req *req)
+{
+	unsigned int i = (unsigned int)TMO(req)->heap_idx;
+
+	TMO(req)->heap_idx = -1;
+	if (--ring->tmo_nr == i)
+		return;
+	heap_set(ring, i, ring->tmo_heap[ring->tmo_nr]);
+	heap_down(ring, i);
+	heap_up(ring, i);
+}
+
+/* Point the timerfd at the earliest deadline (or disarm it). */
+static void timer_update(struct nw_ring *ring)
+{
+	struct itimerspec its = {0};
+
+	if (ring->tmo_nr) {
+		long long d = TMO(ring->tmo_heap[0])->deadline_ns;
+
+		if (d <= 0)
+			d = 1;
+		its.it_value.tv_sec = d / 1000000000LL;
+		its.it_value.tv_nsec = d % 1000000000LL;
+	}
+	timerfd_settime(ring->tmo_fd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+/* The ring's timerfd, in its epoll set. poll_lock held. */
+static int timer_ensure(struct nw_ring *ring)
+{
+	int ret = nw_poll_loop_ensure(ring);
+
+	if (ret || ring->tmo_fd >= 0)
+		return ret;
+	ring->tmo_fd =
+		timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (ring->tmo_fd < 0)
+		return -errno;
+	ret = nw_loop_add(&ring->loop, ring->tmo_fd, NW_TIMER_MARK(ring));
+	return ret < 0 ? ret : 0;
+}
+
+/* Arm req's deadline (and count). poll_lock held. */
+static int arm(struct nw_ring *ring, struct nw_req *req)
+{
+	int ret = timer_ensure(ring);
+
+	if (!ret)
+		ret = heap_push(ring, req);
+	if (ret)
+		return ret;
+	if (TMO(req)->heap_idx == 0)
+		timer_update(ring);
+	return 0;
+}
+
+/* Take req off the heap and the count list. poll_lock held. */
+static void disarm(struct nw_ring *ring, struct nw_req *req)
+{
+	struct nw_timeout *t = TMO(req);
+	bool top = t->heap_idx == 0;
+
+	if (t->heap_idx >= 0)
+		heap_remove(ring, req);
+	if (t->on_count_list) {
+		nw_list_del(&req->poll_node);
+		t->on_count_list = false;
+		ring->nr_count_tmo--;
+	}
+	if (top)
+		timer_update(ring);
+}
+
+/* A timeout CQE is about to be posted: count it, wake every waiter. */
+static void timeout_posted(struct nw_ring *ring)
+{
+	__atomic_add_fetch(&ring->cq_timeouts, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&ring->tmo_seq, 1, __ATOMIC_RELEASE);
+}
+
+static void complete(struct nw_req *req, bool submit_side)
+{
+	struct nw_req *next;
+
+	if (!submit_side) {
+		nw_req_complete_async(req);
+		return;
+	}
+	next = nw_req_complete_inline(req);
+	if (next)
+		nw_issue_chain(next);
+}
+
+/* ---- TIMEOUT ---- */
+
+static int prep_common(struct nw_req *req, const struct io_uring_sqe *sqe,
+		       bool is_link)
+{
+	struct nw_timeout *t = TMO(req);
+	unsigned int flags;
+
+	if (READ_ONCE(sqe->buf_index) || READ_ONCE(sqe->len) != 1 ||
+	    READ_ONCE(sqe->splice_fd_in))
+		return -EINVAL;
+	t->count = (unsigned int)READ_ONCE(sqe->off);
+	if (t->count && is_link)
+		return -EINVAL;
+	flags = READ_ONCE(sqe->timeout_flags);
+	/* Multishot timeouts (6.4) are not built: as an older kernel. */
+	if (flags & ~(IORING_TIMEOUT_ABS | IORING_TIMEOUT_CLOCK_MASK |
+		      IORING_TIMEOUT_ETIME_SUCCESS))
+		return -EINVAL;
+	if (__builtin_popcount(flags & IORING_TIMEOUT_CLOCK_MASK) > 1)
+		return -EINVAL;
+	t->flags = flags;
+	t->heap_idx = -1;
+	t->on_count_list = false;
+	t->target = NULL;
+	if (nw_copy_from_user(&t->ts, (void *)(uintptr_t)READ_ONCE(sqe->addr),
+			      sizeof(t->ts)))
+		return -EFAULT;
+	if (t->ts.tv_sec < 0 || t->ts.tv_nsec < 0)
+		return -EINVAL;
+	req->flags |= NW_REQ_F_TIMER;
+	return 0;
+}
+
+int nw_timeout_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
+{
+	return prep_common(req, sqe, false);
+}
+
+int nw_timeout_issue(struct nw_req *req, unsigned int issue_flags)
+{
+	struct nw_ring *ring = req->ring;
+	struct nw_timeout *t = TMO(req);
+	int ret;
+
+	t->deadline_ns = deadline_of(&t->ts, t->flags);
+	pthread_mutex_lock(&ring->poll_lock);
+	if (t->count) {
+		t->target_cq =
+			ring->cached_cq_tail -
+			__atomic_load_n(&ring->cq_timeouts, __ATOMIC_RELAXED) +
+			t->count;
+		nw_list_add_tail(&req->poll_node, &ring->tmo_count);
+		t->on_count_list = true;
+		ring->nr_count_tmo++;
+	}
+	ret = arm(ring, req);
+	if (ret)
+		disarm(ring, req);
+	pthread_mutex_unlock(&ring->poll_lock);
+	if (ret)
+		return ret;
+	nw_poll_reactor_ensure(ring);
+	return NW_QUEUED;
+}
+
+/* The timerfd fired: expired timeouts go to *ready. poll_lock held. */
+void nw_timeout_expired(struct nw_ring *ring, struct nw_list *ready)
+{
+	long long now = clock_ns(CLOCK_MONOTONIC);
+	uint64_t ticks;
+
+	if (read(ring->tmo_fd, &ticks, sizeof(ticks)) < 0)
+		(void)0; /* a racing harvester drained it */
+	while (ring->tmo_nr && TMO(ring->tmo_heap[0])->deadline_ns <= now) {
+		struct nw_req *req = ring->tmo_heap[0];
+		struct nw_timeout *t = TMO(req);
+
+		disarm(ring, req);
+		/* A linked timeout lets go of its target now, under the lock. */
+		if (t->target &&
+		    __atomic_load_n(&t->target->seq, __ATOMIC_RELAXED) ==
+			    t->target_seq)
+			t->target->ltimeout = NULL;
+		nw_list_add_tail(&req->poll_node, ready);
+	}
+	timer_update(ring);
+}
+
+void nw_timeout_fire(struct nw_req *req, bool submit_side)
+{
+	struct nw_timeout *t = TMO(req);
+	int ret;
+
+	if (req->flags & NW_REQ_F_LTIMEOUT) {
+		/* Cancel the guarded request; report how that went. */
+		ret = nw_cancel_req(req->ring, t->target, t->target_seq,
+				    submit_side);
+		req->res = ret ? ret : -ETIME;
+		complete(req, submit_side);
+		return;
+	}
+	timeout_posted(req->ring);
+	req->res = -ETIME;
+	if (!(t->flags & IORING_TIMEOUT_ETIME_SUCCESS))
+		nw_req_set_fail(req, -ETIME);
+	complete(req, submit_side);
+}
+
+/* Count-based timeouts whose count was reached complete with 0. */
+void nw_timeout_flush_count(struct nw_ring *ring)
+{
+	struct nw_list done, *pos, *tmp;
+	unsigned int events;
+
+	nw_list_init(&done);
+	pthread_mutex_lock(&ring->poll_lock);
+	events = ring->cached_cq_tail -
+		 __atomic_load_n(&ring->cq_timeouts, __ATOMIC_RELAXED);
+	nw_list_for_each_safe(pos, tmp, &ring->tmo_count) {
+		struct nw_req *req =
+			nw_list_entry(pos, struct nw_req, poll_node);
+
+		if ((int)(events - TMO(req)->target_cq) < 0)
+			continue;
+		disarm(ring, req);
+		nw_list_add_tail(&req->poll_node, &done);
+	}
+	pthread_mutex_unlock(&ring->poll_lock);
+	nw_list_for_each_safe(pos, tmp, &done) {
+		struct nw_req *req =
+			nw_list_entry(pos, struct nw_req, poll_node);
+
+		nw_list_del(pos);
+		timeout_posted(ring);
+		req->res = 0;
+		complete(req, true);
+	}
+}
+
+/* Find the armed timeout with user_data (linked or not). poll_lock held. */
+static struct nw_req *find_timeout(struct nw_ring *ring, uint64_t user_data,
+				   bool linked)
+{
+	for (unsigned int i = 0; i < ring->tmo_nr; i++) {
+		struct nw_req *req = ring->tmo_heap[i];
+
+		if (req->user_data == user_data &&
+		    !!(req->flags & NW_REQ_F_LTIMEOUT) == linked)
+			return req;
+	}
+	return NULL;
+}
+
+int nw_timeout_cancel(struct nw_ring *ring,
+		      bool (*match)(struct nw_req *, void *), void *arg,
+		      bool all, bool submit_side)
+{
+	struct nw_list done, *pos, *tmp;
+	int n = 0;
+
+	nw_list_init(&done);
+	pthread_mutex_lock(&ring->poll_lock);
+	for (unsigned int i = 0; i < ring->tmo_nr && (all || !n);) {
+		struct nw_req *req = ring->tmo_heap[i];
+
+		if ((req->flags & NW_REQ_F_LTIMEOUT) || !match(req, arg)) {
+			i++;
+			continue;
+		}
+		disarm(ring, req); /* the heap moved: look at slot i again */
+		nw_list_add_tail(&req->poll_node, &done);
+		n++;
+	}
+	pthread_mutex_unlock(&ring->poll_lock);
+	nw_list_for_each_safe(pos, tmp, &done) {
+		struct nw_req *req =
+			nw_list_entry(pos, struct nw_req, poll_node);
+
+		nw_list_del(pos);
+		timeout_posted(ring);
+		nw_req_set_fail(req, -ECANCELED);
+		complete(req, submit_side);
+	}
+	return n ? n : -ENOENT;
+}
+
+/* ---- TIMEOUT_REMOVE ---- */
+
+int nw_timeout_remove_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
+{
+	struct nw_timeout_rem *tr = nw_req_cmd(req, struct nw_timeout_rem);
+
+	if (READ_ONCE(sqe->buf_index) || READ_ONCE(sqe->len) ||
+	    READ_ONCE(sqe->splice_fd_in))
+		return -EINVAL;
+	tr->user_data = READ_ONCE(sqe->addr);
+	tr->flags = READ_ONCE(sqe->timeout_flags);
+	if (!(tr->flags & IORING_TIMEOUT_UPDATE_MASK))
+		return tr->flags ? -EINVAL : 0;
+	if (__builtin_popcount(tr->flags & IORING_TIMEOUT_CLOCK_MASK) > 1)
+		return -EINVAL;
+	if (tr->flags & ~(IORING_TIMEOUT_UPDATE_MASK | IORING_TIMEOUT_ABS |
+			  IORING_TIMEOUT_CLOCK_MASK))
+		return -EINVAL;
+	if (nw_copy_from_user(&tr->ts, (void *)(uintptr_t)READ_ONCE(sqe->addr2),
+			      sizeof(tr->ts)))
+		return -EFAULT;
+	if (tr->ts.tv_sec < 0 || tr->ts.tv_nsec < 0)
+		return -EINVAL;
+	return 0;
+}
+
+/* UPDATE: re-arm with a new time; the count is dropped (a pure timer). */
+static int timeout_update(struct nw_ring *ring, struct nw_timeout_rem *tr)
+{
+	bool linked = tr->flags & IORING_LINK_TIMEOUT_UPDATE;
+	struct nw_req *req;
+	int ret = -ENOENT;
+
+	pthread_mutex_lock(&ring->poll_lock);
+	req = find_timeout(ring, tr->user_data, linked);
+	if (req) {
+		disarm(ring, req);
+		TMO(req)->ts = tr->ts;
+		TMO(req)->count = 0;
+		TMO(req)->deadline_ns = deadline_of(&tr->ts, tr->flags);
+		ret = arm(ring, req);
+	}
+	pthread_mutex_unlock(&ring->poll_lock);
+	return ret;
+}
+
+static bool match_user_data(struct nw_req *req, void *arg)
+{
+	return req->user_data == *(uint64_t *)arg;
+}
+
+int nw_timeout_remove_issue(struct nw_req *req, unsigned int issue_flags)
+{
+	struct nw_timeout_rem *tr = nw_req_cmd(req, struct nw_timeout_rem);
+	int ret;
+
+	if (tr->flags & IORING_TIMEOUT_UPDATE_MASK)
+		ret = timeout_update(req->ring, tr);
+	else
+		ret = nw_timeout_cancel(req->ring, match_user_data,
+					&tr->user_data, false,
+					issue_flags & NW_ISSUE_F_NONBLOCK);
+	if (ret > 0)
+		ret = 0;
+	req->res = ret;
+	return ret < 0 ? ret : NW_COMPLETE;
+}
+
+/* ---- LINK_TIMEOUT ---- */
+
+int nw_link_timeout_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
+{
+	struct nw_ring *ring = req->ring;
+	int ret = prep_common(req, sqe, true);
+
+	if (ret)
+		return ret;
+	/* It guards the request before it in an open link. */
+	if (!ring->link_head || (ring->link_tail->flags & NW_REQ_F_LTIMEOUT))
+		return -EINVAL;
+	req->flags |= NW_REQ_F_LTIMEOUT;
+	return 0;
+}
+
+int nw_link_timeout_issue(struct nw_req *req, unsigned int issue_flags)
+{
+	/* Only reached when its target could not be issued: nothing to time. */
+	return -ECANCELED;
+}
+
+void nw_link_timeout_arm(struct nw_req *req)
+{
+	struct nw_req *lt = req->link;
+	struct nw_ring *ring = req->ring;
+	struct nw_timeout *t = TMO(lt);
+	int ret;
+
+	req->link = lt->link;
+	lt->link = NULL;
+	t->target = req;
+	t->target_seq = __atomic_load_n(&req->seq, __ATOMIC_RELAXED);
+	t->deadline_ns = deadline_of(&t->ts, t->flags);
+	pthread_mutex_lock(&ring->poll_lock);
+	ret = arm(ring, lt);
+	if (!ret)
+		req->ltimeout = lt;
+	pthread_mutex_unlock(&ring->poll_lock);
+	if (ret) {
+		nw_req_set_fail(lt, ret);
+		complete(lt, true);
+		return;
+	}
+	nw_poll_reactor_ensure(ring);
+}
+
+void nw_link_timeout_disarm(struct nw_req *req)
+{
+	struct nw_ring *ring = req->ring;
+	struct nw_req *lt;
+
+	pthread_mutex_lock(&ring->poll_lock);
+	lt = req->ltimeout;
+	req->ltimeout = NULL;
+	if (lt)
+		disarm(ring, lt);
+	pthread_mutex_unlock(&ring->poll_lock);
+	if (!lt)
+		return; /* fired first: the timer side completes it */
+	nw_req_set_fail(lt, -ECANCELED);
+	complete(lt, true);
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/* TIMEOUT, TIMEOUT_REMOVE, LINK_TIMEOUT and the ring's timer (timeout.c). */
+#ifndef NW_TIMEOUT_H
+#define NW_TIMEOUT_H
+
+#include "internal.h"
+
+int nw_timeout_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
+int nw_timeout_issue(struct nw_req *req, unsigned int issue_flags);
+int nw_timeout_remove_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
+int nw_timeout_remove_issue(struct nw_req *req, unsigned int issue_flags);
+int nw_link_timeout_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
+int nw_link_timeout_issue(struct nw_req *req, unsigned int issue_flags);
+
+/* The marker the timerfd carries in the ring's epoll set. */
+#define NW_TIMER_MARK(ring) ((void *)&(ring)->tmo_fd)
+/*
+ * The timer fired: move expired timeouts to *ready (poll_node). Called by
+ * the harvester with poll_lock held.
+ */
+void nw_timeout_expired(struct nw_ring *ring, struct nw_list *ready);
+/* Run an expired timeout (from ready): its CQE, a linked target's cancel. */
+void nw_timeout_fire(struct nw_req *req, bool submit_side);
+/* Complete count-based timeouts whose count was reached. Submit side. */
+void nw_timeout_flush_count(struct nw_ring *ring);
+/* req is about to be issued with a LINK_TIMEOUT after it: arm that. */
+void nw_link_timeout_arm(struct nw_req *req);
+/* req (a LINK_TIMEOUT's target) finished: its timeout is cancelled. */
+void nw_link_timeout_disarm(struct nw_req *req);
+/* Cancel armed timeouts matching (ASYNC_CANCEL): count, or -ENOENT. */
+int nw_timeout_cancel(struct nw_ring *ring,
+		      bool (*match)(struct nw_req *, void *), void *arg,
+		      bool all, bool submit_side);
+
+#endif
