@@ -51,7 +51,7 @@ TEST_CFLAGS := -DHAVE_LIBURING=1
 TEST_LIBS   := -luring
 endif
 
-.PHONY: all lib test check tsan bench install format format-check clean deps-test deps-bench
+.PHONY: all lib test check tsan bench install format format-check clean deps-test deps-bench conformance
 TOOLS      := $(B)/nowait-run $(B)/nowait-eperm
 
 all: lib $(B)/nowait-bench $(TEST_PROGS) $(B)/libnowait-preload.so $(TOOLS)
@@ -117,6 +117,12 @@ tsan:
 bench: deps-bench
 	$(Q)$(MAKE) --no-print-directory $(B)/nowait-bench
 	$(Q)$(B)/nowait-bench all
+
+# liburing's test suite and fio from Debian source packages, run on nowait
+# and on the kernel (tools/conformance.sh; downloads into $(B)/conformance).
+conformance: deps-test
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)B=$(B) tools/conformance.sh
 
 install: lib
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)

@@ -19,9 +19,8 @@
 #include "bench.h"
 
 static const struct bench_workload *const workloads[] = {
-	&bench_nop,
-	&bench_pipes,
-	&bench_latency,
+	&bench_nop,	  &bench_pipes,	   &bench_latency,
+	&bench_hackbench, &bench_pingpong,
 };
 
 #define NR_WORKLOADS  (sizeof(workloads) / sizeof(workloads[0]))

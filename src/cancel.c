@@ -33,7 +33,7 @@ struct cancel_key {
 	struct nw_cancel c;
 	struct nw_req *target; /* nw_cancel_req: this request only */
 	uint64_t seq;
-	bool submit_side;
+	struct nw_list *out; /* cancelled requests, to complete later */
 };
 
 static bool key_match(struct nw_req *req, void *arg)
@@ -65,25 +65,13 @@ static bool work_match(struct nw_work *work, void *arg)
 	return key_match(container_of(work, struct nw_req, work), arg);
 }
 
-static void finish(struct nw_req *req, bool submit_side)
-{
-	struct nw_req *next;
-
-	nw_req_set_fail(req, -ECANCELED);
-	if (!submit_side) {
-		nw_req_complete_async(req);
-		return;
-	}
-	next = nw_req_complete_inline(req);
-	if (next)
-		nw_issue_chain(next);
-}
-
 static void work_cancelled(struct nw_work *work, void *arg)
 {
 	struct cancel_key *k = arg;
+	struct nw_req *req = container_of(work, struct nw_req, work);
 
-	finish(container_of(work, struct nw_req, work), k->submit_side);
+	nw_req_set_fail(req, -ECANCELED);
+	nw_list_add_tail(&req->poll_node, k->out);
 }
 
 /*
@@ -98,14 +86,13 @@ static int try_cancel(struct cancel_key *k, bool all)
 	n = nw_iowq_cancel(work_match, k, all, work_cancelled, &running);
 	if (n && !all)
 		return n;
-	r = nw_poll_cancel(k->ring, key_match, k, all, k->submit_side);
+	r = nw_poll_cancel(k->ring, key_match, k, all, k->out);
 	if (r > 0)
 		n += r;
 	if (n && !all)
 		return n;
 	if (!(k->c.flags & IORING_ASYNC_CANCEL_FD)) {
-		r = nw_timeout_cancel(k->ring, key_match, k, all,
-				      k->submit_side);
+		r = nw_timeout_cancel(k->ring, key_match, k, all, k->out);
 		if (r > 0)
 			n += r;
 	}
@@ -115,12 +102,10 @@ static int try_cancel(struct cancel_key *k, bool all)
 }
 
 int nw_cancel_req(struct nw_ring *ring, struct nw_req *target, uint64_t seq,
-		  bool submit_side)
+		  struct nw_list *out)
 {
-	struct cancel_key k = {.ring = ring,
-			       .target = target,
-			       .seq = seq,
-			       .submit_side = submit_side};
+	struct cancel_key k = {
+		.ring = ring, .target = target, .seq = seq, .out = out};
 	int r = try_cancel(&k, false);
 
 	return r > 0 ? 0 : r;
@@ -156,17 +141,22 @@ int nw_cancel_issue(struct nw_req *req, unsigned int issue_flags)
 	struct nw_cancel *c = nw_req_cmd(req, struct nw_cancel);
 	bool all =
 		c->flags & (IORING_ASYNC_CANCEL_ALL | IORING_ASYNC_CANCEL_ANY);
-	struct cancel_key k = {.ring = req->ring,
-			       .self = req,
-			       .c = *c,
-			       .submit_side =
-				       issue_flags & NW_ISSUE_F_NONBLOCK};
+	struct nw_list out, *pos, *tmp;
+	struct cancel_key k = {
+		.ring = req->ring, .self = req, .c = *c, .out = &out};
 	int r;
 
 	/* No registered file table yet: a fixed fd matches nothing. */
 	if (c->flags & IORING_ASYNC_CANCEL_FD_FIXED)
 		return -EBADF;
+	nw_list_init(&out);
 	r = try_cancel(&k, all);
+	/* The cancelled complete after this CQE, as the kernel's task work. */
+	nw_list_for_each_safe(pos, tmp, &out) {
+		nw_list_del(pos);
+		nw_req_complete_async(
+			nw_list_entry(pos, struct nw_req, poll_node));
+	}
 	if (all)
 		req->res = r > 0 ? r : 0;
 	else

@@ -8,10 +8,11 @@
 int nw_cancel_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
 int nw_cancel_issue(struct nw_req *req, unsigned int issue_flags);
 /*
- * Cancel target if it is still the request with seq: 0 (it completes with
- * -ECANCELED), -EALREADY (running in a worker), or -ENOENT.
+ * Cancel target if it is still the request with seq: 0 (it is put on *out,
+ * failed with -ECANCELED, for the caller to complete), -EALREADY (running
+ * in a worker), or -ENOENT.
  */
 int nw_cancel_req(struct nw_ring *ring, struct nw_req *target, uint64_t seq,
-		  bool submit_side);
+		  struct nw_list *out);
 
 #endif

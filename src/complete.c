@@ -205,8 +205,15 @@ void nw_cq_flush_batch(struct nw_ring *ring)
 	if (moved) {
 		cq_commit(ring, ring->batch_async);
 		ring->batch_async = false;
-		cq_wake(ring);
 	}
+	/* A timeout fired: every waiter wakes, whatever its min_complete. */
+	if (unlikely(ring->batch_timeout)) {
+		ring->batch_timeout = false;
+		__atomic_add_fetch(&ring->tmo_seq, 1, __ATOMIC_RELEASE);
+		moved = true;
+	}
+	if (moved)
+		cq_wake(ring);
 	/* Timeouts waiting for a count of CQEs look at the new tail. */
 	if (unlikely(ring->nr_count_tmo) && !ring->in_tmo_flush) {
 		ring->in_tmo_flush = true;
@@ -308,6 +315,8 @@ struct nw_req *nw_req_complete_inline(struct nw_req *req)
 
 	if (likely(!(req->flags & NW_REQ_F_CQE_SKIP)))
 		nw_cq_add(ring, req, req->res);
+	if (unlikely(req->flags & NW_REQ_F_TIMER))
+		ring->batch_timeout = true;
 	if (unlikely(__atomic_load_n(&req->ltimeout, __ATOMIC_RELAXED)))
 		nw_link_timeout_disarm(req);
 	if (unlikely(next)) {

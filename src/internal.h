@@ -234,8 +234,9 @@ struct nw_ring {
 	unsigned int tmo_seq;	  /* timeouts fired: wakes waiters (atomic) */
 	uint64_t req_seq;	  /* submit side: numbers request uses */
 	bool in_tmo_flush;
-	bool dead; /* the program let go of it: nothing is reissued */
-	bool gone; /* nw_ring_referenced said no (reactor only) */
+	bool batch_timeout; /* the batch holds a timeout's CQE */
+	bool dead;	    /* the program let go of it: nothing is reissued */
+	bool gone;	    /* nw_ring_referenced said no (reactor only) */
 	long long verify_due_ns; /* next check of the watches, poll_lock */
 	unsigned int submit_gen; /* submit batches so far (submit side) */
 };

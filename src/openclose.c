@@ -252,8 +252,11 @@ int nw_openat_issue(struct nw_req *req, unsigned int issue_flags)
 	int fd;
 
 	if (issue_flags & NW_ISSUE_F_NONBLOCK) {
-		if (open_force_async(op) || req->ring->punt_all ||
-		    READ_ONCE(openat2_missing))
+		/*
+		 * Not skipped under punt_all (NOWAIT_PUNT): the inline try
+		 * decides results (a FIFO opens without waiting for a peer).
+		 */
+		if (open_force_async(op) || READ_ONCE(openat2_missing))
 			return NW_PUNT;
 		if (!open_nonblock(op, &fd))
 			return NW_PUNT;

@@ -521,10 +521,10 @@ int nw_poll_run(struct nw_ring *ring, const struct timespec *timeout,
 	int n, nr_mshot, i;
 
 	/*
-	 * With requests parked, wake up to check the watches now and then;
-	 * not in a wait with a sigmask, which must hold for the whole sleep.
+	 * With requests parked, wake up to check the watches now and then
+	 * (a waiter blocks every signal between its sleeps: wait.c).
 	 */
-	if (!sig && __atomic_load_n(&ring->nr_parked, __ATOMIC_RELAXED) &&
+	if (__atomic_load_n(&ring->nr_parked, __ATOMIC_RELAXED) &&
 	    (!timeout || timeout->tv_sec || timeout->tv_nsec > cap.tv_nsec))
 		timeout = &cap;
 	n = nw_loop_wait(&ring->loop, ev, 64, timeout, sig);
@@ -610,16 +610,16 @@ void nw_poll_reactor_ensure(struct nw_ring *ring)
 
 /*
  * ASYNC_CANCEL's part: unpark the requests match() accepts (the first, or
- * all) and complete them with -ECANCELED. A multishot poll with an event
- * on its way is marked, and ends when the event is delivered.
+ * all) onto *out (poll_node), marked failed with -ECANCELED, for the
+ * caller to complete. A multishot poll with an event on its way is only
+ * marked, and ends when that event is delivered.
  */
 int nw_poll_cancel(struct nw_ring *ring, bool (*match)(struct nw_req *, void *),
-		   void *arg, bool all, bool submit_side)
+		   void *arg, bool all, struct nw_list *out)
 {
-	struct nw_list done, *pos, *tmp;
+	struct nw_list *pos, *tmp;
 	int n = 0;
 
-	nw_list_init(&done);
 	pthread_mutex_lock(&ring->poll_lock);
 	for (unsigned int fd = 0; fd < ring->nr_pollfds && (all || !n); fd++) {
 		struct nw_pollfd *pfd = ring->pollfds[fd];
@@ -636,21 +636,15 @@ int nw_poll_cancel(struct nw_ring *ring, bool (*match)(struct nw_req *, void *),
 			__atomic_sub_fetch(&ring->nr_parked, 1,
 					   __ATOMIC_RELAXED);
 			n++;
-			if (req->flags & NW_REQ_F_TW_QUEUED)
+			if (req->flags & NW_REQ_F_TW_QUEUED) {
 				req->flags |= NW_REQ_F_CANCELED;
-			else
-				nw_list_add_tail(pos, &done);
+				continue;
+			}
+			nw_req_set_fail(req, -ECANCELED);
+			nw_list_add_tail(pos, out);
 		}
 	}
 	pthread_mutex_unlock(&ring->poll_lock);
-	nw_list_for_each_safe(pos, tmp, &done) {
-		struct nw_req *req =
-			nw_list_entry(pos, struct nw_req, poll_node);
-
-		nw_list_del(pos);
-		nw_req_set_fail(req, -ECANCELED);
-		fire_complete(req, submit_side);
-	}
 	return n ? n : -ENOENT;
 }
 

@@ -53,9 +53,9 @@ int nw_poll_run(struct nw_ring *ring, const struct timespec *timeout,
 int nw_poll_loop_ensure(struct nw_ring *ring);
 /* Start the ring's reactor thread if the ring needs one. */
 void nw_poll_reactor_ensure(struct nw_ring *ring);
-/* Cancel parked requests match() accepts: count cancelled, or -ENOENT. */
+/* Unpark requests match() accepts onto *out (failed): count or -ENOENT. */
 int nw_poll_cancel(struct nw_ring *ring, bool (*match)(struct nw_req *, void *),
-		   void *arg, bool all, bool submit_side);
+		   void *arg, bool all, struct nw_list *out);
 /* True when the ring has a readiness loop a waiter could drive. */
 bool nw_poll_active(struct nw_ring *ring);
 /* Requests this thread parked so far (the submitter checks for races). */

@@ -206,11 +206,13 @@ static void disarm(struct nw_ring *ring, struct nw_req *req)
 		timer_update(ring);
 }
 
-/* A timeout CQE is about to be posted: count it, wake every waiter. */
+/*
+ * A timeout CQE is about to be posted: count it. (Waiters are woken when
+ * it is published: complete.c bumps tmo_seq for a batch with a timeout.)
+ */
 static void timeout_posted(struct nw_ring *ring)
 {
 	__atomic_add_fetch(&ring->cq_timeouts, 1, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&ring->tmo_seq, 1, __ATOMIC_RELEASE);
 }
 
 static void complete(struct nw_req *req, bool submit_side)
@@ -224,6 +226,18 @@ static void complete(struct nw_req *req, bool submit_side)
 	next = nw_req_complete_inline(req);
 	if (next)
 		nw_issue_chain(next);
+}
+
+/* Complete cancelled requests after the canceller (as task work). */
+static void complete_later(struct nw_list *list)
+{
+	struct nw_list *pos, *tmp;
+
+	nw_list_for_each_safe(pos, tmp, list) {
+		nw_list_del(pos);
+		nw_req_complete_async(
+			nw_list_entry(pos, struct nw_req, poll_node));
+	}
 }
 
 /* ---- TIMEOUT ---- */
@@ -321,11 +335,14 @@ void nw_timeout_fire(struct nw_req *req, bool submit_side)
 	int ret;
 
 	if (req->flags & NW_REQ_F_LTIMEOUT) {
-		/* Cancel the guarded request; report how that went. */
-		ret = nw_cancel_req(req->ring, t->target, t->target_seq,
-				    submit_side);
+		struct nw_list out;
+
+		/* Cancel the guarded request; report how that went, first. */
+		nw_list_init(&out);
+		ret = nw_cancel_req(req->ring, t->target, t->target_seq, &out);
 		req->res = ret ? ret : -ETIME;
 		complete(req, submit_side);
+		complete_later(&out);
 		return;
 	}
 	timeout_posted(req->ring);
@@ -382,12 +399,10 @@ static struct nw_req *find_timeout(struct nw_ring *ring, uint64_t user_data,
 
 int nw_timeout_cancel(struct nw_ring *ring,
 		      bool (*match)(struct nw_req *, void *), void *arg,
-		      bool all, bool submit_side)
+		      bool all, struct nw_list *out)
 {
-	struct nw_list done, *pos, *tmp;
 	int n = 0;
 
-	nw_list_init(&done);
 	pthread_mutex_lock(&ring->poll_lock);
 	for (unsigned int i = 0; i < ring->tmo_nr && (all || !n);) {
 		struct nw_req *req = ring->tmo_heap[i];
@@ -397,19 +412,12 @@ int nw_timeout_cancel(struct nw_ring *ring,
 			continue;
 		}
 		disarm(ring, req); /* the heap moved: look at slot i again */
-		nw_list_add_tail(&req->poll_node, &done);
+		timeout_posted(ring);
+		nw_req_set_fail(req, -ECANCELED);
+		nw_list_add_tail(&req->poll_node, out);
 		n++;
 	}
 	pthread_mutex_unlock(&ring->poll_lock);
-	nw_list_for_each_safe(pos, tmp, &done) {
-		struct nw_req *req =
-			nw_list_entry(pos, struct nw_req, poll_node);
-
-		nw_list_del(pos);
-		timeout_posted(ring);
-		nw_req_set_fail(req, -ECANCELED);
-		complete(req, submit_side);
-	}
 	return n ? n : -ENOENT;
 }
 
@@ -469,12 +477,15 @@ int nw_timeout_remove_issue(struct nw_req *req, unsigned int issue_flags)
 	struct nw_timeout_rem *tr = nw_req_cmd(req, struct nw_timeout_rem);
 	int ret;
 
+	struct nw_list out;
+
+	nw_list_init(&out);
 	if (tr->flags & IORING_TIMEOUT_UPDATE_MASK)
 		ret = timeout_update(req->ring, tr);
 	else
 		ret = nw_timeout_cancel(req->ring, match_user_data,
-					&tr->user_data, false,
-					issue_flags & NW_ISSUE_F_NONBLOCK);
+					&tr->user_data, false, &out);
+	complete_later(&out);
 	if (ret > 0)
 		ret = 0;
 	req->res = ret;

@@ -27,9 +27,9 @@ void nw_timeout_flush_count(struct nw_ring *ring);
 void nw_link_timeout_arm(struct nw_req *req);
 /* req (a LINK_TIMEOUT's target) finished: its timeout is cancelled. */
 void nw_link_timeout_disarm(struct nw_req *req);
-/* Cancel armed timeouts matching (ASYNC_CANCEL): count, or -ENOENT. */
+/* Disarm timeouts matching onto *out, failed -ECANCELED: count/-ENOENT. */
 int nw_timeout_cancel(struct nw_ring *ring,
 		      bool (*match)(struct nw_req *, void *), void *arg,
-		      bool all, bool submit_side);
+		      bool all, struct nw_list *out);
 
 #endif

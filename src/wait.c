@@ -187,8 +187,17 @@ static void run_task_work(struct nw_ring *ring)
 }
 
 /* True once the CQ tail reached target (wrap-safe). */
+static __thread unsigned int wait_tmo_seq; /* timeouts fired at wait start */
+
+/*
+ * Done waiting: the CQ tail reached target (wrap-safe), or a timeout
+ * fired since the wait began, which wakes every waiter whatever its
+ * min_complete (kernel io_should_wake).
+ */
 static bool cq_reached(struct nw_ring *ring, unsigned int target)
 {
+	if (__atomic_load_n(&ring->tmo_seq, __ATOMIC_ACQUIRE) != wait_tmo_seq)
+		return true;
 	return (int)(load_acquire(ring->cq_tail) - target) >= 0;
 }
 
@@ -340,42 +349,34 @@ static int spin(struct nw_ring *ring, unsigned int target,
 /* Spin if the policy says so, then sleep; learn from how it went. */
 /*
  * Spin if the policy says so, then sleep; learn from how it went.
- * While spinning, all signals are blocked and each look passes the wait's
- * mask; a pending signal the mask lets through ends the spin with -EINTR.
- * With a sigmask argument, all signals stay blocked for the whole wait and
- * every sleep passes that mask (atomically, as pselect does), so what it
- * blocks is delivered only when enter returns. Without one, the sleep runs
- * with the thread's own mask. (A process-directed signal arriving while
- * signals are blocked here may be taken by another thread that does not
- * block it.)
+ * All signals are blocked for the whole wait, and every look and every
+ * sleep passes the wait's mask (the sigmask argument, or the thread's
+ * own): a signal that arrives while the engine runs user code stays
+ * pending until the next look or sleep, which then returns -EINTR and runs
+ * its handler, as the kernel checks for signals all through its wait; what
+ * the mask blocks is delivered only when enter returns, as with pselect.
+ * (A process-directed signal may meanwhile be taken by another thread that
+ * does not block it.)
  */
 static int wait_for(struct nw_ring *ring, unsigned int target,
 		    struct wait_args *wa, bool drive, int fd)
 {
 	long long start = now_ns(), budget = nw_spin_budget(&ring->spin);
-	bool spun = budget > 0, hit = false, blocked = spun || wa->sig;
+	bool spun = budget > 0, hit = false;
 	sigset_t all, old;
 	int ret = 1;
 
-	if (blocked) {
-		sigfillset(&all);
-		pthread_sigmask(SIG_BLOCK, &all, &old);
-	}
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	wa->sleep_mask = wa->sig ? wa->sig : &old;
 	if (spun) {
-		wa->sleep_mask = wa->sig ? wa->sig : &old;
 		ret = spin(ring, target, wa, drive, fd, budget);
 		hit = ret == 0;
 	}
-	if (blocked && !wa->sig) {
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		blocked = false;
-	}
-	wa->sleep_mask = wa->sig;
 	if (ret == 1)
 		ret = drive ? wait_drive(ring, target, wa)
 			    : wait_sleep(ring, target, wa, fd);
-	if (blocked)
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	nw_spin_learn(&ring->spin, now_ns() - start, ret == 0, spun, hit);
 	return ret;
 }
@@ -401,6 +402,7 @@ int nw_wait(struct nw_ring *ring, unsigned int min_complete, unsigned int flags,
 	if (ret)
 		return ret;
 	target = READ_ONCE(*ring->cq_head) + min_complete;
+	wait_tmo_seq = __atomic_load_n(&ring->tmo_seq, __ATOMIC_ACQUIRE);
 
 	/* One waiter at a time drives the reactor; others sleep. */
 	drive = nw_poll_active(ring) &&

@@ -40,7 +40,7 @@ run_one() {
 		else
 			unset NOWAIT_TEST_ENGINE
 		fi
-		timeout -k 5 "$TIMEOUT" "$prog"
+		timeout -k 5 "$TIMEOUT" "${cmd[@]}"
 		status=$?
 		exit $status
 	) >"$out" 2>&1
