@@ -172,6 +172,20 @@ int nw_poll_loop_ensure(struct nw_ring *ring)
 	return loop_ensure(ring);
 }
 
+bool nw_poll_want_driver(struct nw_ring *ring)
+{
+	int ret;
+
+	if (!ring->lockless_cq)
+		return nw_poll_active(ring);
+	if (nw_poll_active(ring))
+		return true;
+	pthread_mutex_lock(&ring->poll_lock);
+	ret = loop_ensure(ring);
+	pthread_mutex_unlock(&ring->poll_lock);
+	return !ret;
+}
+
 bool nw_poll_active(struct nw_ring *ring)
 {
 	return __atomic_load_n(&ring->loop_ready, __ATOMIC_ACQUIRE);

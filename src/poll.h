@@ -56,6 +56,12 @@ void nw_poll_reactor_ensure(struct nw_ring *ring);
 /* Unpark requests match() accepts onto *out (failed): count or -ENOENT. */
 int nw_poll_cancel(struct nw_ring *ring, bool (*match)(struct nw_req *, void *),
 		   void *arg, bool all, struct nw_list *out);
+/*
+ * Should a waiter drive the reactor? Yes when the ring has a loop; on a
+ * DEFER_TASKRUN ring always (the loop is made now): nobody else will
+ * harvest what a worker parks while this waiter sleeps.
+ */
+bool nw_poll_want_driver(struct nw_ring *ring);
 /* True when the ring has a readiness loop a waiter could drive. */
 bool nw_poll_active(struct nw_ring *ring);
 /* Requests this thread parked so far (the submitter checks for races). */

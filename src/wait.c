@@ -405,7 +405,7 @@ int nw_wait(struct nw_ring *ring, unsigned int min_complete, unsigned int flags,
 	wait_tmo_seq = __atomic_load_n(&ring->tmo_seq, __ATOMIC_ACQUIRE);
 
 	/* One waiter at a time drives the reactor; others sleep. */
-	drive = nw_poll_active(ring) &&
+	drive = nw_poll_want_driver(ring) &&
 		!__atomic_exchange_n(&ring->driver, 1, __ATOMIC_ACQUIRE);
 	if (drive) {
 		nw_poll_drive_begin(ring);
