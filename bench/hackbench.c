@@ -194,6 +194,13 @@ static int hackbench_run(const struct bench_ctx *ctx)
 	err = preload_path(preload, sizeof(preload));
 	if (!err && access(HACKBENCH_BIN, X_OK))
 		err = -errno;
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	/* An instrumented preload library cannot go into hackbench. */
+	if (ctx->smoke) {
+		printf("  skipped in a sanitizer build\n");
+		return 0;
+	}
+#endif
 	if (err) {
 		const char *op = access(HACKBENCH_BIN, X_OK)
 					 ? HACKBENCH_BIN " (apt-get install "
