@@ -88,6 +88,7 @@ enum {
 #define NW_REQ_F_TIMER \
 	(1U << 11) /* a timeout on the ring's timer (timeout.c) */
 #define NW_REQ_F_LTIMEOUT (1U << 12) /* a LINK_TIMEOUT */
+#define NW_REQ_F_FIXED_DONE (1U << 13) /* fd is the fixed slot\'s file now */
 
 /*
  * One CQE as the engine carries it before it reaches the ring; big[] is
@@ -111,6 +112,7 @@ struct nw_ovf {
 struct nw_ring;
 struct nw_waiter;
 struct nw_pollfd;
+struct iovec;
 
 /* One request. Lives on the ring's free list between uses. */
 struct nw_req {
@@ -223,6 +225,12 @@ struct nw_ring {
 	int driver; /* a waiter drives the reactor (atomic flag) */
 	bool bg_running, bg_in_wait;
 	bool punt_all; /* NOWAIT_PUNT=1: no nowait-first issue */
+
+	/* Registered files and buffers (rsrc.c), on the submit side. */
+	int *files; /* the engine's dup of each slot's fd, -1 empty */
+	unsigned int nr_files;
+	struct iovec *bufs;
+	unsigned int nr_bufs;
 
 	/* Timeouts (timeout.c), under poll_lock. */
 	int tmo_fd;		  /* timerfd in the epoll set */

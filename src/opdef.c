@@ -182,6 +182,28 @@ const struct nw_opdef nw_opdefs[NW_OP_LAST] = {
 		.issue		= nw_linkat_issue,
 		.cleanup	= nw_fs_cleanup,
 	},
+	[IORING_OP_READ_FIXED] = {
+		.name		= "READ_FIXED",
+		.needs_file	= 1,
+		.pollin		= 1,
+		.unbound_nonreg_file = 1,
+		.ioprio		= 1,
+		.iopoll		= 1,
+		.prep		= nw_read_fixed_prep,
+		.issue		= nw_rw_issue,
+		.cleanup	= nw_rw_cleanup,
+	},
+	[IORING_OP_WRITE_FIXED] = {
+		.name		= "WRITE_FIXED",
+		.needs_file	= 1,
+		.pollout	= 1,
+		.unbound_nonreg_file = 1,
+		.ioprio		= 1,
+		.iopoll		= 1,
+		.prep		= nw_write_fixed_prep,
+		.issue		= nw_rw_issue,
+		.cleanup	= nw_rw_cleanup,
+	},
 };
 /* clang-format on */
 

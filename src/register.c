@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "internal.h"
 #include "opdef.h"
+#include "rsrc.h"
 
 #define NW_PROBE_MAX_OPS 256
 
@@ -134,6 +135,14 @@ static int reg_enable_rings(struct nw_ring *ring, void *arg,
 
 /* clang-format off */
 static const struct nw_regdef nw_regdefs[IORING_REGISTER_LAST] = {
+	[IORING_REGISTER_BUFFERS]	= { "BUFFERS", nw_rsrc_register_buffers },
+	[IORING_UNREGISTER_BUFFERS]	= { "UNREGISTER_BUFFERS",
+					    nw_rsrc_unregister_buffers },
+	[IORING_REGISTER_FILES]		= { "FILES", nw_rsrc_register_files },
+	[IORING_UNREGISTER_FILES]	= { "UNREGISTER_FILES",
+					    nw_rsrc_unregister_files },
+	[IORING_REGISTER_FILES_UPDATE]	= { "FILES_UPDATE",
+					    nw_rsrc_update_files },
 	[IORING_REGISTER_EVENTFD]	= { "EVENTFD", reg_eventfd },
 	[IORING_UNREGISTER_EVENTFD]	= { "UNREGISTER_EVENTFD",
 					    reg_unregister_eventfd },

@@ -24,6 +24,7 @@
 #include <sys/uio.h>
 #include "rw.h"
 #include "poll.h"
+#include "rsrc.h"
 
 struct nw_rw {
 	uint64_t off;	     /* (uint64_t)-1: the file position */
@@ -88,6 +89,27 @@ int nw_read_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 int nw_readv_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 {
 	return rw_prep(req, sqe, false, true);
+}
+
+/* READ_FIXED/WRITE_FIXED: the range must lie in registered buffer index. */
+static int rw_fixed_prep(struct nw_req *req, const struct io_uring_sqe *sqe,
+			 bool write)
+{
+	int ret =
+		nw_rsrc_buffer_check(req->ring, READ_ONCE(sqe->buf_index),
+				     READ_ONCE(sqe->addr), READ_ONCE(sqe->len));
+
+	return ret ? ret : rw_prep(req, sqe, write, false);
+}
+
+int nw_read_fixed_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
+{
+	return rw_fixed_prep(req, sqe, false);
+}
+
+int nw_write_fixed_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
+{
+	return rw_fixed_prep(req, sqe, true);
 }
 
 int nw_write_prep(struct nw_req *req, const struct io_uring_sqe *sqe)

@@ -9,6 +9,8 @@ int nw_read_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
 int nw_readv_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
 int nw_write_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
 int nw_writev_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
+int nw_read_fixed_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
+int nw_write_fixed_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
 int nw_rw_issue(struct nw_req *req, unsigned int issue_flags);
 void nw_rw_cleanup(struct nw_req *req);
 

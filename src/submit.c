@@ -13,6 +13,7 @@
 #include "opdef.h"
 #include "poll.h"
 #include "timeout.h"
+#include "rsrc.h"
 
 #define IO_REQ_LINK_FLAGS (IOSQE_IO_LINK | IOSQE_IO_HARDLINK)
 
@@ -66,6 +67,26 @@ int nw_req_punt(struct nw_req *req)
 }
 
 /*
+ * IOSQE_FIXED_FILE: the request's fd is a slot of the registered file
+ * table; take the engine's own fd in it. Done once, on the submit side.
+ */
+static int resolve_fixed(struct nw_req *req)
+{
+	int fd;
+
+	if (!(req->sqe_flags & IOSQE_FIXED_FILE) ||
+	    !nw_opdefs[req->opcode].needs_file ||
+	    (req->flags & NW_REQ_F_FIXED_DONE))
+		return 0;
+	fd = nw_rsrc_file(req->ring, (unsigned int)req->fd);
+	if (fd < 0)
+		return fd;
+	req->fd = fd;
+	req->flags |= NW_REQ_F_FIXED_DONE;
+	return 0;
+}
+
+/*
  * Issue a request nonblocking; if it would block, park it on readiness
  * (reissuing at once when data raced in) or hand it to a worker: the
  * kernel's io_issue_sqe + io_queue_async. Returns NW_COMPLETE (the result
@@ -76,10 +97,12 @@ int nw_req_issue(struct nw_req *req)
 	const struct nw_opdef *def = &nw_opdefs[req->opcode];
 	int ret;
 
-	/* No registered file table yet: every fixed-file index is empty. */
-	if (unlikely(req->sqe_flags & IOSQE_FIXED_FILE) && def->needs_file) {
-		nw_req_set_fail(req, -EBADF);
-		return NW_COMPLETE;
+	if (unlikely(req->sqe_flags & IOSQE_FIXED_FILE)) {
+		ret = resolve_fixed(req);
+		if (ret) {
+			nw_req_set_fail(req, ret);
+			return NW_COMPLETE;
+		}
 	}
 	for (;;) {
 		ret = def->issue(req, NW_ISSUE_F_NONBLOCK);
@@ -126,7 +149,9 @@ static void issue_chain(struct nw_req *req)
 			     (req->link->flags & NW_REQ_F_LTIMEOUT)))
 			nw_link_timeout_arm(req);
 		if (unlikely(req->sqe_flags & IOSQE_ASYNC)) {
-			ret = nw_req_punt(req);
+			ret = resolve_fixed(req);
+			if (!ret)
+				ret = nw_req_punt(req);
 			if (!ret)
 				return;
 			nw_req_set_fail(req, ret);
