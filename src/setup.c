@@ -59,16 +59,18 @@ static unsigned int roundup_pow2(unsigned int v)
 }
 
 /* io_uring_sanitise_params: flag combinations. */
-static int check_flags(unsigned int flags)
+static int check_flags(const struct io_uring_params *p)
 {
-	/*
-	 * No SQ poller thread yet: refuse SQPOLL as kernels before 5.11 did
-	 * for unprivileged users (programs and liburing's tests skip on
-	 * EPERM), and as an unknown flag for root.
-	 */
-	if ((flags & IORING_SETUP_SQPOLL) && geteuid() != 0)
-		return -EPERM;
-	if (flags & ~NW_SETUP_FLAGS)
+	unsigned int flags = p->flags;
+	const unsigned int sq = IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF;
+
+	if (flags & ~(NW_SETUP_FLAGS | sq))
+		return -EINVAL;
+	if ((flags & IORING_SETUP_SQ_AFF) && !(flags & IORING_SETUP_SQPOLL))
+		return -EINVAL;
+	if ((flags & IORING_SETUP_SQPOLL) &&
+	    (flags & (IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG |
+		      IORING_SETUP_DEFER_TASKRUN)))
 		return -EINVAL;
 	if ((flags & IORING_SETUP_TASKRUN_FLAG) &&
 	    !(flags & (IORING_SETUP_COOP_TASKRUN | IORING_SETUP_DEFER_TASKRUN)))
@@ -76,6 +78,16 @@ static int check_flags(unsigned int flags)
 	if ((flags & IORING_SETUP_DEFER_TASKRUN) &&
 	    !(flags & IORING_SETUP_SINGLE_ISSUER))
 		return -EINVAL;
+	if ((flags & IORING_SETUP_SQ_AFF) &&
+	    p->sq_thread_cpu >= (unsigned int)sysconf(_SC_NPROCESSORS_CONF))
+		return -EINVAL;
+	/*
+	 * No SQ poller thread yet: refuse a valid SQPOLL request as kernels
+	 * before 5.11 did for unprivileged users (programs and liburing's
+	 * tests skip on EPERM), and as an unknown flag for root.
+	 */
+	if (flags & IORING_SETUP_SQPOLL)
+		return geteuid() != 0 ? -EPERM : -EINVAL;
 	return 0;
 }
 
@@ -279,7 +291,7 @@ int nw_setup(unsigned int entries, struct io_uring_params *uparams)
 	for (size_t i = 0; i < sizeof(p.resv) / sizeof(p.resv[0]); i++)
 		if (p.resv[i])
 			return -EINVAL;
-	ret = check_flags(p.flags);
+	ret = check_flags(&p);
 	if (!ret)
 		ret = size_rings(entries, &p);
 	if (!ret)
