@@ -401,3 +401,20 @@ void nw_run_tw_trylock(struct nw_ring *ring)
 		pthread_mutex_unlock(&ring->submit_lock);
 	}
 }
+
+/*
+ * Finish a request that was waiting (reactor, timer, cancel): inline on
+ * the submit side, with its chain going on; as task work elsewhere.
+ */
+void nw_req_finish(struct nw_req *req, bool submit_side)
+{
+	struct nw_req *next;
+
+	if (!submit_side) {
+		nw_req_complete_async(req);
+		return;
+	}
+	next = nw_req_complete_inline(req);
+	if (next)
+		nw_issue_chain(next);
+}

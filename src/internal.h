@@ -87,7 +87,7 @@ enum {
 #define NW_REQ_F_BLOCK		(1U << 10) /* punted after a nonblocking try: block */
 #define NW_REQ_F_TIMER \
 	(1U << 11) /* a timeout on the ring's timer (timeout.c) */
-#define NW_REQ_F_LTIMEOUT (1U << 12) /* a LINK_TIMEOUT */
+#define NW_REQ_F_LTIMEOUT   (1U << 12) /* a LINK_TIMEOUT */
 #define NW_REQ_F_FIXED_DONE (1U << 13) /* fd is the fixed slot\'s file now */
 
 /*
@@ -281,6 +281,8 @@ void nw_register_atfork(void);
 /* complete.c */
 /* Finish a request from any thread: the submit side posts its CQE. */
 void nw_req_complete_async(struct nw_req *req);
+/* Finish a waiting request: inline on the submit side, else task work. */
+void nw_req_finish(struct nw_req *req, bool submit_side);
 /* Complete what other threads finished. Called on the submit side. */
 void nw_run_tw(struct nw_ring *ring);
 /* Run task work now if the submit side is free (non-lockless rings). */

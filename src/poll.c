@@ -303,20 +303,6 @@ static void pollfd_event(struct nw_ring *ring, struct nw_pollfd *pfd,
 	}
 }
 
-/* Finish a request the reactor is done with. */
-static void fire_complete(struct nw_req *req, bool submit_side)
-{
-	struct nw_req *next;
-
-	if (!submit_side) {
-		nw_req_complete_async(req);
-		return;
-	}
-	next = nw_req_complete_inline(req);
-	if (next)
-		nw_issue_chain(next);
-}
-
 /*
  * The result mask of a POLL_ADD: what poll(2) says now. An edge only says
  * something happened; it may be stale (data that came and went), and the
@@ -349,12 +335,12 @@ static void poll_fire(struct nw_req *req, bool submit_side)
 			return;
 		if (ret < 0)
 			nw_req_set_fail(req, ret);
-		fire_complete(req, submit_side);
+		nw_req_finish(req, submit_side);
 		return;
 	}
 	if (nw_req_issue(req) == NW_QUEUED)
 		return;
-	fire_complete(req, submit_side);
+	nw_req_finish(req, submit_side);
 }
 
 /* Queue a multishot event for the submit side. Under poll_lock. */
@@ -856,7 +842,7 @@ static struct nw_req *poll_find(struct nw_ring *ring, uint64_t user_data)
 static void target_finish(struct nw_req *target, unsigned int issue_flags)
 {
 	if (issue_flags & NW_ISSUE_F_NONBLOCK)
-		fire_complete(target, true);
+		nw_req_finish(target, true);
 	else
 		nw_req_complete_async(target);
 }

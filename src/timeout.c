@@ -215,19 +215,6 @@ static void timeout_posted(struct nw_ring *ring)
 	__atomic_add_fetch(&ring->cq_timeouts, 1, __ATOMIC_RELAXED);
 }
 
-static void complete(struct nw_req *req, bool submit_side)
-{
-	struct nw_req *next;
-
-	if (!submit_side) {
-		nw_req_complete_async(req);
-		return;
-	}
-	next = nw_req_complete_inline(req);
-	if (next)
-		nw_issue_chain(next);
-}
-
 /* Complete cancelled requests after the canceller (as task work). */
 static void complete_later(struct nw_list *list)
 {
@@ -341,7 +328,7 @@ void nw_timeout_fire(struct nw_req *req, bool submit_side)
 		nw_list_init(&out);
 		ret = nw_cancel_req(req->ring, t->target, t->target_seq, &out);
 		req->res = ret ? ret : -ETIME;
-		complete(req, submit_side);
+		nw_req_finish(req, submit_side);
 		complete_later(&out);
 		return;
 	}
@@ -349,7 +336,7 @@ void nw_timeout_fire(struct nw_req *req, bool submit_side)
 	req->res = -ETIME;
 	if (!(t->flags & IORING_TIMEOUT_ETIME_SUCCESS))
 		nw_req_set_fail(req, -ETIME);
-	complete(req, submit_side);
+	nw_req_finish(req, submit_side);
 }
 
 /* Count-based timeouts whose count was reached complete with 0. */
@@ -379,7 +366,7 @@ void nw_timeout_flush_count(struct nw_ring *ring)
 		nw_list_del(pos);
 		timeout_posted(ring);
 		req->res = 0;
-		complete(req, true);
+		nw_req_finish(req, true);
 	}
 }
 
@@ -533,7 +520,7 @@ void nw_link_timeout_arm(struct nw_req *req)
 	pthread_mutex_unlock(&ring->poll_lock);
 	if (ret) {
 		nw_req_set_fail(lt, ret);
-		complete(lt, true);
+		nw_req_finish(lt, true);
 		return;
 	}
 	nw_poll_reactor_ensure(ring);
@@ -553,5 +540,5 @@ void nw_link_timeout_disarm(struct nw_req *req)
 	if (!lt)
 		return; /* fired first: the timer side completes it */
 	nw_req_set_fail(lt, -ECANCELED);
-	complete(lt, true);
+	nw_req_finish(lt, true);
 }
