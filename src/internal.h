@@ -239,6 +239,7 @@ struct nw_ring {
 	struct nw_list tmo_count; /* count-based ones (poll_node) */
 	unsigned int nr_count_tmo;
 	unsigned int cq_timeouts; /* timeout CQEs posted (atomic) */
+	unsigned int cq_last_tm_flush; /* events at the last count check */
 	unsigned int tmo_seq;	  /* timeouts fired: wakes waiters (atomic) */
 	uint64_t req_seq;	  /* submit side: numbers request uses */
 	bool in_tmo_flush;

@@ -13,6 +13,7 @@
 #include "fs.h"
 #include "openclose.h"
 #include "sync.h"
+#include "net.h"
 
 /* clang-format off */
 const struct nw_opdef nw_opdefs[NW_OP_LAST] = {
@@ -203,6 +204,75 @@ const struct nw_opdef nw_opdefs[NW_OP_LAST] = {
 		.prep		= nw_write_fixed_prep,
 		.issue		= nw_rw_issue,
 		.cleanup	= nw_rw_cleanup,
+	},
+	[IORING_OP_SENDMSG] = {
+		.name		= "SENDMSG",
+		.needs_file	= 1,
+		.pollout		= 1,
+		.unbound_nonreg_file = 1,
+		.ioprio		= 1,
+		.prep		= nw_sendmsg_prep,
+		.issue		= nw_sr_issue,
+		.cleanup	= nw_net_cleanup,
+	},
+	[IORING_OP_RECVMSG] = {
+		.name		= "RECVMSG",
+		.needs_file	= 1,
+		.pollin		= 1,
+		.unbound_nonreg_file = 1,
+		.ioprio		= 1,
+		.prep		= nw_recvmsg_prep,
+		.issue		= nw_sr_issue,
+		.cleanup	= nw_net_cleanup,
+	},
+	[IORING_OP_ACCEPT] = {
+		.name		= "ACCEPT",
+		.needs_file	= 1,
+		.pollin		= 1,
+		.unbound_nonreg_file = 1,
+		.ioprio		= 1,
+		.prep		= nw_accept_prep,
+		.issue		= nw_accept_issue,
+	},
+	[IORING_OP_CONNECT] = {
+		.name		= "CONNECT",
+		.needs_file	= 1,
+		.pollout	= 1,
+		.unbound_nonreg_file = 1,
+		.prep		= nw_connect_prep,
+		.issue		= nw_connect_issue,
+		.cleanup	= nw_net_cleanup,
+	},
+	[IORING_OP_SEND] = {
+		.name		= "SEND",
+		.needs_file	= 1,
+		.pollout		= 1,
+		.unbound_nonreg_file = 1,
+		.ioprio		= 1,
+		.prep		= nw_send_prep,
+		.issue		= nw_sr_issue,
+		.cleanup	= nw_net_cleanup,
+	},
+	[IORING_OP_RECV] = {
+		.name		= "RECV",
+		.needs_file	= 1,
+		.pollin		= 1,
+		.unbound_nonreg_file = 1,
+		.ioprio		= 1,
+		.prep		= nw_recv_prep,
+		.issue		= nw_sr_issue,
+		.cleanup	= nw_net_cleanup,
+	},
+	[IORING_OP_SHUTDOWN] = {
+		.name		= "SHUTDOWN",
+		.needs_file	= 1,
+		.prep		= nw_shutdown_prep,
+		.issue		= nw_shutdown_issue,
+	},
+	[IORING_OP_SOCKET] = {
+		.name		= "SOCKET",
+		.prep		= nw_socket_prep,
+		.issue		= nw_socket_issue,
 	},
 };
 /* clang-format on */

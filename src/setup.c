@@ -36,20 +36,21 @@ enum {
 
 /* Setup flags the engine honours; the others get -EINVAL, as on a kernel
  * that predates them. */
-#define NW_SETUP_FLAGS                                                       \
-	(IORING_SETUP_CQSIZE | IORING_SETUP_CLAMP | IORING_SETUP_ATTACH_WQ | \
-	 IORING_SETUP_R_DISABLED | IORING_SETUP_SUBMIT_ALL |                 \
-	 IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG |             \
-	 IORING_SETUP_SQE128 | IORING_SETUP_CQE32 |                          \
-	 IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |           \
-	 IORING_SETUP_NO_SQARRAY)
+#define NW_SETUP_FLAGS                                                    \
+	(IORING_SETUP_IOPOLL | IORING_SETUP_CQSIZE | IORING_SETUP_CLAMP | \
+	 IORING_SETUP_ATTACH_WQ | IORING_SETUP_R_DISABLED |               \
+	 IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN |            \
+	 IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_SQE128 |                \
+	 IORING_SETUP_CQE32 | IORING_SETUP_SINGLE_ISSUER |                \
+	 IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_NO_SQARRAY)
 
 /* Every feature bit here is honoured (see README's status table). */
 #define NW_FEATURES                                          \
 	(IORING_FEAT_NODROP | IORING_FEAT_SUBMIT_STABLE |    \
 	 IORING_FEAT_CUR_PERSONALITY | IORING_FEAT_EXT_ARG | \
 	 IORING_FEAT_NATIVE_WORKERS | IORING_FEAT_CQE_SKIP | \
-	 IORING_FEAT_LINKED_FILE)
+	 IORING_FEAT_LINKED_FILE | IORING_FEAT_FAST_POLL |   \
+	 IORING_FEAT_RW_CUR_POS)
 
 static unsigned int ring_ids;
 

@@ -279,6 +279,9 @@ int nw_timeout_issue(struct nw_req *req, unsigned int issue_flags)
 			ring->cached_cq_tail -
 			__atomic_load_n(&ring->cq_timeouts, __ATOMIC_RELAXED) +
 			t->count;
+		/* The count is measured from here (see flush_count). */
+		if (!ring->nr_count_tmo)
+			ring->cq_last_tm_flush = t->target_cq - t->count;
 		nw_list_add_tail(&req->poll_node, &ring->tmo_count);
 		t->on_count_list = true;
 		ring->nr_count_tmo++;
@@ -353,11 +356,17 @@ void nw_timeout_flush_count(struct nw_ring *ring)
 		struct nw_req *req =
 			nw_list_entry(pos, struct nw_req, poll_node);
 
-		if ((int)(events - TMO(req)->target_cq) < 0)
+		/*
+		 * Measured from the last flush, as the kernel does, so that
+		 * a count of UINT_MAX (or a wrapped tail) is not already met.
+		 */
+		if (events - ring->cq_last_tm_flush <
+		    TMO(req)->target_cq - ring->cq_last_tm_flush)
 			continue;
 		disarm(ring, req);
 		nw_list_add_tail(&req->poll_node, &done);
 	}
+	ring->cq_last_tm_flush = events;
 	pthread_mutex_unlock(&ring->poll_lock);
 	nw_list_for_each_safe(pos, tmp, &done) {
 		struct nw_req *req =
@@ -539,6 +548,7 @@ void nw_link_timeout_disarm(struct nw_req *req)
 	pthread_mutex_unlock(&ring->poll_lock);
 	if (!lt)
 		return; /* fired first: the timer side completes it */
-	nw_req_set_fail(lt, -ECANCELED);
+	/* Not a failure: its own CQE_SKIP_SUCCESS decides (kernel). */
+	lt->res = -ECANCELED;
 	nw_req_finish(lt, true);
 }

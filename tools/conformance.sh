@@ -31,8 +31,13 @@
 # Environment:
 #   B                 build directory (default build)
 #   CONF_TIMEOUT      seconds per liburing test (default 30)
-#   CONF_SLOW         tests that get CONF_SLOW_TIMEOUT (default 90) instead:
-#                     a4c0b3decb33 forks 5000 times (14-20 s, more under load)
+#   CONF_SLOW         tests that get CONF_SLOW_TIMEOUT (default 120) instead:
+#                     a4c0b3decb33 and pollfree fork 5000 times (14-30 s on the
+#                     kernel and on nowait, more under load)
+#   CONF_RETRY        1 (default): a test whose results differ and is not in
+#                     the known list is run once more on both engines, alone;
+#                     if the results then agree it is reported as flaky (and
+#                     does not fail the run). 0: no re-run.
 #   CONF_JOBS         liburing tests run at a time (default 2)
 #   CONF_TESTS        only these liburing tests (names without .t)
 #   CONF_ENGINES      "kernel nowait" (default), or one of them
@@ -55,12 +60,13 @@ FIO_VER=3.33
 LIBURING_SRC=$W/liburing-$LIBURING_VER
 FIO_SRC=$W/fio-$FIO_VER
 TIMEOUT=${CONF_TIMEOUT:-30}
-SLOW=${CONF_SLOW:-a4c0b3decb33}
-SLOW_TIMEOUT=${CONF_SLOW_TIMEOUT:-90}
+SLOW=${CONF_SLOW:-a4c0b3decb33 pollfree}
+SLOW_TIMEOUT=${CONF_SLOW_TIMEOUT:-120}
 JOBS=${CONF_JOBS:-2}
 TESTS=${CONF_TESTS:-}
 ENGINES=${CONF_ENGINES:-kernel nowait}
 DO_FIO=${CONF_FIO:-1}
+RETRY=${CONF_RETRY:-1}
 FIO_JOBFILE=${CONF_FIO_JOBFILE:-$ROOT/../shared/reference/uring-conformance.fio}
 FIO_SIZE=${CONF_FIO_SIZE:-16M}
 FIO_RUNTIME=${CONF_FIO_RUNTIME:-2}
@@ -225,6 +231,7 @@ fi
 
 new_diffs=()
 stale=()
+flaky_tests=()
 
 # ---------------------------------------------------- 3. liburing's tests
 RES=$W/results
@@ -276,6 +283,24 @@ secs_of() {
 	local f=$RES/$1/$2.res
 	if [ -r "$f" ]; then cut -d' ' -f3 "$f"; else echo -; fi
 }
+# A difference not in the list: once more on both engines, one at a time,
+# to tell a flaky test (timing, load) from a real difference.
+declare -A FIRST=()
+if [ "$RETRY" != 0 ] && [[ " $ENGINES " == *" kernel "* ]] &&
+   [[ " $ENGINES " == *" nowait "* ]]; then
+	for n in $names; do
+		k=$(res_of kernel "$n")
+		u=$(res_of nowait "$n")
+		[ "$k" != "$u" ] && [ -z "${KNOWN_REASON[$n]:-}" ] || continue
+		phase "re-running $n (kernel $k, nowait $u; not in the known list)"
+		FIRST[$n]="$k/$u"
+		for e in kernel nowait; do
+			mv "$RES/$e/$n.out" "$RES/$e/$n.first.out"
+			run_test "$e" "$n"
+		done
+	done
+fi
+
 declare -A count=()
 phase "results"
 printf '%-24s %-14s %-14s %s\n' test kernel nowait ""
@@ -292,12 +317,17 @@ for n in $names; do
 		esac
 	done
 	note=""
+	flaky=""
+	[ -n "${FIRST[$n]:-}" ] && flaky=" (first run: kernel ${FIRST[$n]%/*}, nowait ${FIRST[$n]#*/})"
 	if [ "$k" != - ] && [ "$u" != - ]; then
-		if [ "$k" != "$u" ]; then
+		if [ "$k" = "$u" ] && [ -n "$flaky" ]; then
+			note="FLAKY: same on a re-run$flaky"
+			flaky_tests+=("$n")
+		elif [ "$k" != "$u" ]; then
 			if [ -n "${KNOWN_REASON[$n]:-}" ]; then
 				note="known: ${KNOWN_REASON[$n]}"
 			else
-				note="DIFFERENT (not in the known list)"
+				note="DIFFERENT (not in the known list)$flaky"
 				new_diffs+=("$n")
 			fi
 		elif [ -n "${KNOWN_REASON[$n]:-}" ]; then
@@ -395,6 +425,8 @@ fi
 
 # ---------------------------------------------------------------- summary
 say ""
+[ ${#flaky_tests[@]} -gt 0 ] &&
+	say "conformance: warning: flaky (differed once, agreed on a re-run): ${flaky_tests[*]}"
 [ ${#stale[@]} -gt 0 ] &&
 	say "conformance: note: listed in $(basename "$KNOWN") but no different now: ${stale[*]}"
 if [ ${#new_diffs[@]} -gt 0 ]; then
