@@ -60,14 +60,14 @@
 #define NW_MAX_RW_COUNT ((size_t)(INT_MAX & ~4095))
 #define NW_UIO_MAXIOV	1024
 /* Above any user address (57-bit paging included): access_ok fails. */
-#define NW_USER_TOP 0x00fffffffffff000ULL
+#define NW_USER_TOP	0x00fffffffffff000ULL
 
 /* The msghdr forms and SEND to an address: req->async. */
 struct nw_msg {
-	struct msghdr hdr;    /* what the call gets */
-	struct msghdr *umsg;  /* RECVMSG: the program's, for the write-back */
-	socklen_t namelen;    /* as prepared: each call overwrites hdr's */
-	size_t controllen;    /* likewise */
+	struct msghdr hdr;   /* what the call gets */
+	struct msghdr *umsg; /* RECVMSG: the program's, for the write-back */
+	socklen_t namelen;   /* as prepared: each call overwrites hdr's */
+	size_t controllen;   /* likewise */
 	struct sockaddr_storage addr; /* the copied destination (sends) */
 	struct iovec iov[];	      /* the copied iovec array */
 };
@@ -79,8 +79,8 @@ struct nw_sr {
 	size_t done;  /* bytes transferred so far (MSG_WAITALL) */
 	size_t total; /* bytes asked for */
 	unsigned int nr_iov;
-	int msg_flags;	  /* the program's, plus MSG_NOSIGNAL for sends */
-	uint16_t flags;	  /* IORING_RECVSEND_* (sqe->ioprio) */
+	int msg_flags;	/* the program's, plus MSG_NOSIGNAL for sends */
+	uint16_t flags; /* IORING_RECVSEND_* (sqe->ioprio) */
 	bool send;
 	bool vec;	  /* use sendmsg/recvmsg with msg->hdr */
 	int8_t sock_type; /* SO_TYPE, 0 until learnt, -1 unknown */
@@ -185,8 +185,7 @@ static int msg_prep(struct nw_req *req, struct nw_sr *sr, struct msghdr *umsg)
 	return msg_import_iov(sr, h.msg_iov, h.msg_iovlen);
 }
 
-static void sr_init(struct nw_sr *sr, const struct io_uring_sqe *sqe,
-		    bool send)
+static void sr_init(struct nw_sr *sr, const struct io_uring_sqe *sqe, bool send)
 {
 	sr->flags = READ_ONCE(sqe->ioprio);
 	sr->msg_flags = (int)READ_ONCE(sqe->msg_flags);
@@ -249,8 +248,7 @@ int nw_send_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 	if (!(sr->flags & NW_SEND_VECTORIZED))
 		return buf_prep(sr, sqe);
 	sr->vec = true;
-	return msg_import_iov(sr, (void *)(uintptr_t)READ_ONCE(sqe->addr),
-			      len);
+	return msg_import_iov(sr, (void *)(uintptr_t)READ_ONCE(sqe->addr), len);
 }
 
 int nw_sendmsg_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
@@ -384,10 +382,10 @@ static bool sr_stream(struct nw_req *req, struct nw_sr *sr)
 		int type;
 		socklen_t len = sizeof(type);
 
-		sr->sock_type = getsockopt(req->fd, SOL_SOCKET, SO_TYPE, &type,
-					   &len)
-					? -1
-					: (int8_t)type;
+		sr->sock_type =
+			getsockopt(req->fd, SOL_SOCKET, SO_TYPE, &type, &len)
+				? -1
+				: (int8_t)type;
 	}
 	return sr->sock_type == SOCK_STREAM || sr->sock_type == SOCK_SEQPACKET;
 }
@@ -408,8 +406,7 @@ static void sr_nonempty(struct nw_req *req, struct nw_sr *sr)
 }
 
 /* The final result: n (or -errno) from the last call, plus what came before. */
-static int sr_finish(struct nw_req *req, struct nw_sr *sr, ssize_t n,
-		     bool fail)
+static int sr_finish(struct nw_req *req, struct nw_sr *sr, ssize_t n, bool fail)
 {
 	int res;
 
@@ -515,9 +512,9 @@ int nw_sr_issue(struct nw_req *req, unsigned int issue_flags)
 struct nw_accept {
 	struct sockaddr *addr;
 	socklen_t *addrlen;
-	int flags;		 /* SOCK_NONBLOCK | SOCK_CLOEXEC */
-	unsigned int iou_flags;	 /* IORING_ACCEPT_* */
-	bool checked;		 /* SO_ACCEPTCONN asked once */
+	int flags;		/* SOCK_NONBLOCK | SOCK_CLOEXEC */
+	unsigned int iou_flags; /* IORING_ACCEPT_* */
+	bool checked;		/* SO_ACCEPTCONN asked once */
 };
 _Static_assert(sizeof(struct nw_accept) <= NW_REQ_CMD_SIZE, "too big");
 
