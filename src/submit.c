@@ -137,6 +137,8 @@ int nw_req_issue(struct nw_req *req)
 static void issue_chain(struct nw_req *req)
 {
 	while (req) {
+		struct nw_req *lt = NULL, *next;
+		bool queued;
 		int ret;
 
 		if (unlikely(req->flags & NW_REQ_F_FAIL)) {
@@ -144,23 +146,39 @@ static void issue_chain(struct nw_req *req)
 			req = nw_req_complete_inline(req);
 			continue;
 		}
-		/* A LINK_TIMEOUT after it starts timing now. */
+		/* A LINK_TIMEOUT after it is taken out of the chain. */
 		if (unlikely(req->link &&
-			     (req->link->flags & NW_REQ_F_LTIMEOUT)))
-			nw_link_timeout_arm(req);
+			     (req->link->flags & NW_REQ_F_LTIMEOUT))) {
+			lt = req->link;
+			req->link = lt->link;
+			lt->link = NULL;
+		}
 		if (unlikely(req->sqe_flags & IOSQE_ASYNC)) {
 			ret = resolve_fixed(req);
 			if (!ret)
 				ret = nw_req_punt(req);
-			if (!ret)
-				return;
-			nw_req_set_fail(req, ret);
-			req = nw_req_complete_inline(req);
-			continue;
+			if (ret)
+				nw_req_set_fail(req, ret);
+			queued = !ret;
+		} else {
+			queued = nw_req_issue(req) == NW_QUEUED;
 		}
-		if (nw_req_issue(req) == NW_QUEUED)
+		/*
+		 * It starts timing once its request is in flight, as in the
+		 * kernel (which arms it after the issue): still on the submit
+		 * side, so the request cannot complete before it is armed.
+		 */
+		if (queued) {
+			if (lt)
+				nw_link_timeout_arm(req, lt);
 			return;
-		req = nw_req_complete_inline(req);
+		}
+		next = nw_req_complete_inline(req);
+		if (lt) {
+			lt->res = -ECANCELED; /* its request finished first */
+			nw_req_finish(lt, true);
+		}
+		req = next;
 	}
 }
 

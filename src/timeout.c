@@ -510,15 +510,12 @@ int nw_link_timeout_issue(struct nw_req *req, unsigned int issue_flags)
 	return -ECANCELED;
 }
 
-void nw_link_timeout_arm(struct nw_req *req)
+void nw_link_timeout_arm(struct nw_req *req, struct nw_req *lt)
 {
-	struct nw_req *lt = req->link;
 	struct nw_ring *ring = req->ring;
 	struct nw_timeout *t = TMO(lt);
 	int ret;
 
-	req->link = lt->link;
-	lt->link = NULL;
 	t->target = req;
 	t->target_seq = __atomic_load_n(&req->seq, __ATOMIC_RELAXED);
 	t->deadline_ns = deadline_of(&t->ts, t->flags);

@@ -23,8 +23,8 @@ void nw_timeout_expired(struct nw_ring *ring, struct nw_list *ready);
 void nw_timeout_fire(struct nw_req *req, bool submit_side);
 /* Complete count-based timeouts whose count was reached. Submit side. */
 void nw_timeout_flush_count(struct nw_ring *ring);
-/* req is about to be issued with a LINK_TIMEOUT after it: arm that. */
-void nw_link_timeout_arm(struct nw_req *req);
+/* req is in flight with lt (spliced out of its chain) guarding it: arm lt. */
+void nw_link_timeout_arm(struct nw_req *req, struct nw_req *lt);
 /* req (a LINK_TIMEOUT's target) finished: its timeout is cancelled. */
 void nw_link_timeout_disarm(struct nw_req *req);
 /* Disarm timeouts matching onto *out, failed -ECANCELED: count/-ENOENT. */
