@@ -527,11 +527,17 @@ out_err:
 
 /* ---- the interposers ------------------------------------------------------ */
 
+int nw_preload_ring_read(int fd); /* uring.c */
+
 PUBLIC ssize_t read(int fd, void *buf, size_t count)
 {
 	struct iovec iov;
 
 	ENSURE(real_read);
+	if (__builtin_expect(nw_preload_ring_read(fd), 0)) {
+		errno = EINVAL; /* no read on an io_uring fd */
+		return -1;
+	}
 	if (__builtin_expect(spin_mode == SPIN_OFF, 1))
 		return real_read(fd, buf, count);
 	iov.iov_base = buf;

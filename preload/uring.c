@@ -33,6 +33,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <nowait.h>
+#include "internal.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -60,6 +61,17 @@ static long engine_call(long nr, const long *a)
 				       (void *)a[2], (unsigned int)a[3]);
 	}
 	return -ENOSYS;
+}
+
+/*
+ * read() on a ring fd: the kernel's io_uring file has no read method
+ * (-EINVAL); ours is a memfd, which would hand out the ring's bytes.
+ * Called by the read() interposer (preload.c).
+ */
+int nw_preload_ring_read(int fd);
+int nw_preload_ring_read(int fd)
+{
+	return user_mode && nw_is_ring_fd(fd);
 }
 
 /* libc's syscall(): -1 and errno on failure. */

@@ -259,6 +259,8 @@ static inline struct io_uring_sqe *nw_sqe_at(struct nw_ring *ring,
 
 /* ringfd.c: find the ring behind a program's fd (always with fstat). */
 int nw_ring_lookup(int fd, struct nw_ring **ringp);
+/* Does fd name a nowait ring? Cheap (a bitmap) unless it ever did. */
+bool nw_is_ring_fd(int fd);
 /* Whether the program still holds the ring (an fd or a mapping). */
 bool nw_ring_referenced(struct nw_ring *ring);
 /* The same through the per-fd cache, for the submit hot path. */

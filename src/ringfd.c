@@ -27,6 +27,28 @@
 static pthread_mutex_t rings_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct nw_ring *rings; /* every ring of the process */
 static struct nw_ring *fd_cache[NW_FD_CACHE];
+/* fd numbers that have named a ring (a hint for nw_is_ring_fd). */
+static unsigned long ring_fd_bits[NW_FD_CACHE / (8 * sizeof(long))];
+
+static void mark_ring_fd(int fd)
+{
+	if ((unsigned int)fd < NW_FD_CACHE)
+		__atomic_fetch_or(&ring_fd_bits[fd / (8 * sizeof(long))],
+				  1UL << (fd % (8 * sizeof(long))),
+				  __ATOMIC_RELAXED);
+}
+
+bool nw_is_ring_fd(int fd)
+{
+	struct nw_ring *ring;
+
+	if ((unsigned int)fd < NW_FD_CACHE &&
+	    !(__atomic_load_n(&ring_fd_bits[fd / (8 * sizeof(long))],
+			      __ATOMIC_RELAXED) &
+	      (1UL << (fd % (8 * sizeof(long))))))
+		return false;
+	return nw_ring_lookup(fd, &ring) == 0;
+}
 static __thread unsigned int lookups;
 static __thread pid_t cached_tid;
 static pid_t cached_pid;
@@ -102,6 +124,7 @@ void nw_ring_add(struct nw_ring *ring, int fd)
 	rings = ring;
 	pthread_mutex_unlock(&rings_lock);
 	ring->last_fd = fd;
+	mark_ring_fd(fd);
 	/* The fd number may be cached for a ring that was closed before. */
 	if ((unsigned int)fd < NW_FD_CACHE)
 		__atomic_store_n(&fd_cache[fd], ring, __ATOMIC_RELEASE);
@@ -125,6 +148,7 @@ static int lookup_slow(int fd, struct nw_ring **ringp)
 	if (!ring)
 		return -EOPNOTSUPP;
 	__atomic_store_n(&ring->last_fd, fd, __ATOMIC_RELAXED);
+	mark_ring_fd(fd);
 	*ringp = ring;
 	return 0;
 }
