@@ -278,6 +278,17 @@ static void adapt_recompute(void)
 		tot += ad.hist[b];
 	if (!tot)
 		return;
+	/*
+	 * More runnable tasks than CPUs: the peer this thread waits for
+	 * most likely needs this very CPU, so spinning only delays it (the
+	 * RFC stopped spinning when others were runnable). Do not spin.
+	 */
+	if (__atomic_load_n(&load_contention, __ATOMIC_RELAXED)) {
+		ad.budget_ns = 0;
+		for (b = 0; b < NB_BUCKETS; b++)
+			ad.hist[b] -= ad.hist[b] / 8;
+		return;
+	}
 	contention = ad.contention > load_contention ? ad.contention
 						     : load_contention;
 	/*
@@ -324,6 +335,7 @@ static inline void adapt_record(uint64_t waited_ns)
 	ad.hist[bucket_of(waited_ns)] += 16;
 	if (++ad.samples >= ADAPT_EPOCH) {
 		ad.samples = 0;
+		sample_load(now_ns()); /* at most every 50 ms, any thread */
 		adapt_recompute();
 	}
 }
