@@ -847,43 +847,65 @@ static void target_finish(struct nw_req *target, unsigned int issue_flags)
 		nw_req_complete_async(target);
 }
 
+/* Apply an update to target (unparked, owned by us). */
+static void poll_update_apply(struct nw_req *target,
+			      const struct nw_poll_update *upd, bool queued)
+{
+	if (upd->update_user_data)
+		target->user_data = upd->new_user_data;
+	if (!upd->update_events)
+		return;
+	target->poll_mask = upd->events & ~(1U << 31);
+	/* An event on its way is delivered as multishot: keep the kind. */
+	if (queued)
+		return;
+	if (upd->events & (1U << 31))
+		target->flags |= NW_REQ_F_MSHOT;
+	else
+		target->flags &= ~NW_REQ_F_MSHOT;
+}
+
 int nw_poll_remove_issue(struct nw_req *req, unsigned int issue_flags)
 {
 	struct nw_poll_update *upd = nw_req_cmd(req, struct nw_poll_update);
+	bool update = upd->update_events || upd->update_user_data;
 	struct nw_ring *ring = req->ring;
 	struct nw_req *target;
 	bool queued;
+	int r;
 
 	pthread_mutex_lock(&ring->poll_lock);
 	target = poll_find(ring, upd->old_user_data);
 	queued = target && (target->flags & NW_REQ_F_TW_QUEUED);
-	if (queued && !upd->update_events && !upd->update_user_data)
+	if (queued && !update)
 		target->flags |= NW_REQ_F_CANCELED; /* nw_poll_tw ends it */
+	if (queued && update) {
+		/*
+		 * A multishot with an event queued for the submit side: it
+		 * must stay alive for nw_poll_tw, so it is parked again as
+		 * it is, with the update, and not re-armed or finished here.
+		 */
+		poll_update_apply(target, upd, true);
+		park(ring, target->pfd, target, target->poll_mask);
+	}
 	pthread_mutex_unlock(&ring->poll_lock);
+	req->res = 0;
 	if (!target)
 		return -ENOENT;
-	if (upd->update_events || upd->update_user_data) {
-		if (upd->update_user_data)
-			target->user_data = upd->new_user_data;
-		if (upd->update_events) {
-			target->poll_mask = upd->events & ~(1U << 31);
-			if (upd->events & (1U << 31))
-				target->flags |= NW_REQ_F_MSHOT;
-			else
-				target->flags &= ~NW_REQ_F_MSHOT;
-		}
-		/* Re-arm: it may be ready under the new mask. */
-		int r = nw_poll_add_issue(target, issue_flags);
-
-		if (r != NW_QUEUED) {
-			if (r < 0)
-				nw_req_set_fail(target, r);
-			target_finish(target, issue_flags);
-		}
-	} else if (!queued) {
+	if (queued)
+		return NW_COMPLETE;
+	if (!update) {
 		nw_req_set_fail(target, -ECANCELED);
 		target_finish(target, issue_flags);
+		return NW_COMPLETE;
 	}
-	req->res = 0;
+	poll_update_apply(target, upd, false);
+	/* Re-arm: it may be ready under the new mask. */
+	r = nw_poll_add_issue(target, issue_flags);
+	if (r != NW_QUEUED) {
+		if (r < 0)
+			nw_req_set_fail(target, r);
+		target_finish(target, issue_flags);
+	}
 	return NW_COMPLETE;
 }
