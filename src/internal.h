@@ -238,10 +238,10 @@ struct nw_ring {
 	unsigned int tmo_nr, tmo_cap;
 	struct nw_list tmo_count; /* count-based ones (poll_node) */
 	unsigned int nr_count_tmo;
-	unsigned int cq_timeouts; /* timeout CQEs posted (atomic) */
+	unsigned int cq_timeouts;      /* timeout CQEs posted (atomic) */
 	unsigned int cq_last_tm_flush; /* events at the last count check */
-	unsigned int tmo_seq;	  /* timeouts fired: wakes waiters (atomic) */
-	uint64_t req_seq;	  /* submit side: numbers request uses */
+	unsigned int tmo_seq; /* timeouts fired: wakes waiters (atomic) */
+	uint64_t req_seq;     /* submit side: numbers request uses */
 	bool in_tmo_flush;
 	bool batch_timeout; /* the batch holds a timeout's CQE */
 	bool dead;	    /* the program let go of it: nothing is reissued */

@@ -130,7 +130,8 @@ static void test_fio(void)
 			  "--size=4M",
 			  "--rw=randwrite",
 			  "--verify=crc32c",
-			  "--iodepth=16", "--verify_state_save=0"};
+			  "--iodepth=16",
+			  "--verify_state_save=0"};
 	char *blocked[20] = {eperm, "/usr/bin/fio"};
 	char *fallback[20] = {eperm, run_, "--auto", "--", "/usr/bin/fio"};
 	unsigned int i;
