@@ -75,7 +75,6 @@ enum {
 
 /* Request flags. */
 #define NW_REQ_F_FAIL		(1U << 0) /* failed: breaks a (non-hard) link */
-#define NW_REQ_F_INIT_FAIL	(1U << 1) /* failed at init: own res to links */
 #define NW_REQ_F_SKIP_LINK_CQES (1U << 2) /* suppress followers' CQEs */
 #define NW_REQ_F_CQE_SKIP	(1U << 3) /* no CQE on success */
 #define NW_REQ_F_WORKER		(1U << 4) /* completed by a worker (EVENTFD_ASYNC) */

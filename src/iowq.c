@@ -30,7 +30,6 @@ struct nw_pool {
 
 static struct nw_pool pools[NW_WQ_NR];
 static pthread_once_t pools_once = PTHREAD_ONCE_INIT;
-static unsigned long workers_started;
 
 static void pool_reset(struct nw_pool *p, unsigned int max)
 {
@@ -187,7 +186,6 @@ static int worker_start(struct nw_pool *p)
 	if (r)
 		return -r;
 	p->nr_workers++;
-	__atomic_add_fetch(&workers_started, 1, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -212,9 +210,4 @@ int nw_iowq_enqueue(struct nw_work *work, enum nw_wq_class cls)
 	}
 	pthread_mutex_unlock(&p->lock);
 	return ret ? -EAGAIN : 0;
-}
-
-unsigned long nw_iowq_started(void)
-{
-	return __atomic_load_n(&workers_started, __ATOMIC_RELAXED);
 }

@@ -40,7 +40,4 @@ int nw_iowq_cancel(bool (*match)(struct nw_work *work, void *arg), void *arg,
 		   bool all, void (*cancelled)(struct nw_work *work, void *arg),
 		   bool *running);
 
-/* Workers started so far (statistics and tests). */
-unsigned long nw_iowq_started(void);
-
 #endif

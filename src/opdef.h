@@ -14,8 +14,7 @@ struct nw_opdef {
 	const char *name;
 	unsigned needs_file : 1; /* sqe->fd names a file */
 	unsigned pollin : 1;	 /* on NW_RETRY, wait for EPOLLIN and reissue */
-	unsigned pollout : 1;  /* on NW_RETRY, wait for EPOLLOUT and reissue */
-	unsigned blocking : 1; /* always runs on the worker pool */
+	unsigned pollout : 1; /* on NW_RETRY, wait for EPOLLOUT and reissue */
 	unsigned buffer_select : 1;	  /* accepts IOSQE_BUFFER_SELECT */
 	unsigned ioprio : 1;		  /* accepts sqe->ioprio */
 	unsigned iopoll : 1;		  /* allowed on an IOPOLL ring */

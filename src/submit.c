@@ -258,7 +258,6 @@ static void submit_fail_init(struct nw_ring *ring, struct nw_req *req, int ret)
 	struct nw_req *head = ring->link_head;
 
 	nw_req_set_fail(req, ret);
-	req->flags |= NW_REQ_F_INIT_FAIL;
 	if (head && !(head->flags & NW_REQ_F_FAIL))
 		nw_req_set_fail(head, -ECANCELED);
 	if (head)
