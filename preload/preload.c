@@ -39,10 +39,11 @@
  * is the one that maximises (sleeps avoided x cost of a sleep) - (CPU
  * burnt spinning x contention weight), capped at 32 us. The contention
  * weight rises when the thread's involuntary context switches grow while
- * it spins (others wanted the CPU) and when the system's runnable count
- * (/proc/loadavg, sampled at most every 50 ms) exceeds the CPUs; under
- * contention the budget falls to 0, and a budget of 0 is re-examined as
- * new waits are measured (no spinning needed to learn).
+ * it spins (others wanted the CPU). And no thread spins while tasks wait
+ * for a CPU (src/pressure.c: the kernel's CPU pressure over the last
+ * ~20 ms): the peer it waits for is then likely queued behind it. A
+ * budget of 0 is re-examined as new waits are measured (no spinning
+ * needed to learn).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -59,6 +60,7 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
+#include "pressure.h"
 
 #define PUBLIC __attribute__((visibility("default")))
 #define TLS    __thread __attribute__((tls_model("initial-exec")))
@@ -217,10 +219,6 @@ struct adapt {
 
 static TLS struct adapt ad;
 
-static int nr_cpus = 1;
-static uint32_t load_contention; /* shared, from /proc/loadavg */
-static uint64_t load_sampled_ns;
-
 static inline int bucket_of(uint64_t ns)
 {
 	uint64_t us = ns / 1000;
@@ -231,41 +229,6 @@ static inline int bucket_of(uint64_t ns)
 		b++;
 	}
 	return b;
-}
-
-/* Runnable tasks vs CPUs, sampled by one thread at most every 50 ms. */
-static void sample_load(uint64_t now)
-{
-	char buf[128];
-	int fd, running = 0;
-	ssize_t n;
-	char *p;
-	uint64_t last = __atomic_load_n(&load_sampled_ns, __ATOMIC_RELAXED);
-
-	if (now - last < 50000000ull ||
-	    !__atomic_compare_exchange_n(&load_sampled_ns, &last, now, false,
-					 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		return;
-	fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	n = real_read(fd, buf, sizeof(buf) - 1);
-	real_close(fd);
-	if (n <= 0)
-		return;
-	buf[n] = 0;
-	p = strchr(buf, '/'); /* "0.1 0.2 0.3 R/T pid": R counts us */
-	while (p && p > buf && p[-1] >= '0' && p[-1] <= '9')
-		p--;
-	if (p)
-		running = atoi(p);
-	/* 0 when the CPUs are not all busy, 16 at 4x oversubscription */
-	running -= nr_cpus;
-	if (running < 0)
-		running = 0;
-	running = running * 4 / nr_cpus;
-	__atomic_store_n(&load_contention, running > 16 ? 16 : running,
-			 __ATOMIC_RELAXED);
 }
 
 static void adapt_recompute(void)
@@ -279,18 +242,17 @@ static void adapt_recompute(void)
 	if (!tot)
 		return;
 	/*
-	 * More runnable tasks than CPUs: the peer this thread waits for
-	 * most likely needs this very CPU, so spinning only delays it (the
-	 * RFC stopped spinning when others were runnable). Do not spin.
+	 * Tasks are waiting for a CPU: the peer this thread waits for most
+	 * likely needs this very CPU, so spinning only delays it (the RFC's
+	 * losses at many groups). Do not spin.
 	 */
-	if (__atomic_load_n(&load_contention, __ATOMIC_RELAXED)) {
+	if (nw_cpu_busy(now_ns())) {
 		ad.budget_ns = 0;
 		for (b = 0; b < NB_BUCKETS; b++)
 			ad.hist[b] -= ad.hist[b] / 8;
 		return;
 	}
-	contention = ad.contention > load_contention ? ad.contention
-						     : load_contention;
+	contention = ad.contention;
 	/*
 	 * Waits under 2 us did not wait (the call's own cost) and count
 	 * for nothing. Candidate budget B = 2^i us (i = 2..5). Waits below B
@@ -335,7 +297,6 @@ static inline void adapt_record(uint64_t waited_ns)
 	ad.hist[bucket_of(waited_ns)] += 16;
 	if (++ad.samples >= ADAPT_EPOCH) {
 		ad.samples = 0;
-		sample_load(now_ns()); /* at most every 50 ms, any thread */
 		adapt_recompute();
 	}
 }
@@ -344,7 +305,7 @@ static inline void adapt_record(uint64_t waited_ns)
  * After a spin: every 16 spins, were we preempted while spinning? Then
  * others want this CPU: raise the contention weight, else let it decay.
  */
-static void adapt_after_spin(uint64_t now)
+static void adapt_after_spin(void)
 {
 	struct rusage ru;
 	long d;
@@ -361,7 +322,6 @@ static void adapt_after_spin(uint64_t now)
 	else if (ad.contention)
 		ad.contention--;
 	ad.spins_since_check = 0;
-	sample_load(now);
 }
 
 static inline uint64_t budget_ns(void)
@@ -442,16 +402,18 @@ static ssize_t spin_io(int fd, const struct iovec *iov, int cnt, int wr,
 	bud = budget_ns();
 	if (spin_stats)
 		ad.n_calls++;
+	start = now_ns();
+	/* adaptive: never while other tasks wait for the CPUs */
+	if (bud && spin_mode == SPIN_ADAPTIVE && nw_cpu_busy(start))
+		bud = 0;
 	if (bud == 0) {
 		/* adaptive, spinning does not pay now: still learn */
 		if (spin_mode != SPIN_ADAPTIVE)
 			return plain_call(fd, iov, cnt, wr);
-		start = now_ns();
 		r = plain_call(fd, iov, cnt, wr);
 		adapt_record(now_ns() - start);
 		return r;
 	}
-	start = now_ns();
 	deadline = start + bud;
 	for (;;) {
 		r = nb_attempt(fd, cur, curcnt, wr, cls);
@@ -507,7 +469,7 @@ static ssize_t spin_io(int fd, const struct iovec *iov, int cnt, int wr,
 		now = now_ns();
 		adapt_record(now - start);
 		if (spun)
-			adapt_after_spin(now);
+			adapt_after_spin();
 	}
 	return r;
 
@@ -525,7 +487,7 @@ out_done:
 		if (spin_mode == SPIN_ADAPTIVE) {
 			adapt_record(now - start);
 			if (spun)
-				adapt_after_spin(now);
+				adapt_after_spin();
 		}
 	}
 	errno = saved;
@@ -688,12 +650,12 @@ static void print_stats(void)
 	n = snprintf(line, sizeof(line),
 		     "nowait-preload[%d]: pipe calls %llu spins-ok %llu "
 		     "slept %llu avg-ok-spin %.2f us budget %u ns "
-		     "contention %u/%u\n",
+		     "contention %u/16 cpu-busy %d\n",
 		     (int)getpid(), (unsigned long long)ad.n_calls,
 		     (unsigned long long)ad.n_spin_ok,
 		     (unsigned long long)ad.n_slept,
 		     ad.n_spin_ok ? ad.spin_ns_total / 1e3 / ad.n_spin_ok : 0.0,
-		     ad.budget_ns, ad.contention, load_contention);
+		     ad.budget_ns, ad.contention, nw_cpu_busy(now_ns()));
 	if (n > 0)
 		real_write(2, line, (size_t)n);
 }
@@ -708,9 +670,6 @@ __attribute__((constructor)) static void preload_pipespin_init(void)
 	if (!s || !*s)
 		return;
 	if (!strcmp(s, "adaptive")) {
-		long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-		nr_cpus = n > 0 ? (int)n : 1;
 		spin_mode = SPIN_ADAPTIVE;
 	} else {
 		v = strtol(s, &end, 10);

@@ -10,13 +10,16 @@
  *   and a long one (a slow peer, a timer) does not spin at all;
  * - when spins mostly fail (the hit rate falls below a quarter) it stops
  *   spinning for a while, then probes again;
- * - on a single CPU it never spins: the event it waits for needs the CPU.
+ * - on a single CPU it never spins: the event it waits for needs the CPU,
+ *   and likewise while other tasks wait for a CPU (pressure.c).
  * Waits measured while sleeping feed the same average, so the policy comes
  * back to spinning when waits get short again.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include "pressure.h"
 #include "spin.h"
 
 #define NW_SPIN_MAX_NS	 50000LL
@@ -33,6 +36,14 @@ static int ncpu(void)
 		n = v > 0 ? (int)v : 1;
 	}
 	return n;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 void nw_spin_init(struct nw_spin *s)
@@ -54,7 +65,7 @@ long long nw_spin_budget(struct nw_spin *s)
 
 	if (!s->adaptive)
 		return s->fixed_ns > 0 ? s->fixed_ns : 0;
-	if (ncpu() < 2)
+	if (ncpu() < 2 || nw_cpu_busy(mono_ns()))
 		return 0;
 	backoff = __atomic_load_n(&s->backoff, __ATOMIC_RELAXED);
 	if (backoff) {

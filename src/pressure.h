@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * CPU contention as the spin policies see it (pressure.c): true when
+ * runnable tasks waited for a CPU a good part of the last ~20 ms.
+ */
+#ifndef NW_PRESSURE_H
+#define NW_PRESSURE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* now_ns: CLOCK_MONOTONIC now, which the caller has at hand. */
+bool nw_cpu_busy(uint64_t now_ns);
+
+#endif
