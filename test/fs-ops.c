@@ -32,12 +32,7 @@ static struct io_uring_sqe *op_sqe(int op)
 /* Submit what is queued (one SQE) and return its CQE's res. */
 static int run(void)
 {
-	struct io_uring_cqe cqe;
-
-	T_ASSERT_EQ(t_submit_and_wait(&ring, 1), 1);
-	T_ASSERT_EQ(t_wait_cqe(&ring, &cqe), 0);
-	T_ASSERT_EQ(cqe.user_data, 1);
-	return cqe.res;
+	return t_run(&ring, 1);
 }
 
 /* Queue op, linked to a NOP; return op's res and the NOP's in *nop. */

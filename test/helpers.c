@@ -6,7 +6,11 @@
  */
 #include <signal.h>
 #include <time.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -506,4 +510,38 @@ int t_waitpid_timeout(pid_t pid, unsigned int ms)
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
 	return -ETIME;
+}
+
+int t_run(struct t_ring *r, uint64_t user_data)
+{
+	struct io_uring_cqe cqe;
+
+	T_ASSERT_EQ(t_submit_and_wait(r, 1), 1);
+	T_ASSERT_EQ(t_wait_cqe(r, &cqe), 0);
+	T_ASSERT_EQ(cqe.user_data, user_data);
+	return cqe.res;
+}
+
+void t_tcp_pair(int s[2])
+{
+	struct sockaddr_in addr;
+	socklen_t len = sizeof(addr);
+	int lfd, one = 1;
+
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	T_ASSERT_GE(lfd, 0);
+	memset(&addr, 0, sizeof(addr));
+	addr.sin_family = AF_INET;
+	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	T_ASSERT_EQ(bind(lfd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	T_ASSERT_EQ(listen(lfd, 1), 0);
+	T_ASSERT_EQ(getsockname(lfd, (struct sockaddr *)&addr, &len), 0);
+	s[0] = socket(AF_INET, SOCK_STREAM, 0);
+	T_ASSERT_GE(s[0], 0);
+	T_ASSERT_EQ(connect(s[0], (struct sockaddr *)&addr, sizeof(addr)), 0);
+	s[1] = accept(lfd, NULL, NULL);
+	T_ASSERT_GE(s[1], 0);
+	setsockopt(s[0], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(s[1], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	close(lfd);
 }

@@ -98,6 +98,12 @@ int t_wait_cqe(struct t_ring *r, struct io_uring_cqe *out);
 /* Number of CQEs the ring holds. */
 unsigned int t_cq_ready(struct t_ring *r);
 
+/*
+ * Submit what is queued, wait for one CQE, check that it is user_data's and
+ * return its res (for tests that run one request at a time).
+ */
+int t_run(struct t_ring *r, uint64_t user_data);
+
 /* Fill an SQE for READ, WRITE, READV or WRITEV (addr/len as the op takes). */
 void t_prep_rw(struct io_uring_sqe *sqe, int opcode, int fd, const void *addr,
 	       unsigned int len, uint64_t off, uint64_t user_data);
@@ -119,6 +125,8 @@ unsigned int t_expect_cqe_at(struct t_ring *r, uint64_t user_data, int res,
 #define t_expect_no_cqe(r, ms) t_expect_no_cqe_at(r, ms, __FILE__, __LINE__)
 void t_expect_no_cqe_at(struct t_ring *r, unsigned int ms, const char *file,
 			int line);
+/* A connected TCP pair over 127.0.0.1: s[0] client, s[1] accepted. */
+void t_tcp_pair(int s[2]);
 /* Monotonic time in microseconds. */
 uint64_t t_now_us(void);
 

@@ -54,35 +54,10 @@ static unsigned int run1(struct t_ring *r, struct io_uring_sqe *sqe, int res)
 	return t_expect_cqe(r, ud, res);
 }
 
-/* A connected TCP pair over 127.0.0.1: s[0] client, s[1] accepted. */
-static void tcp_pair(int s[2])
-{
-	struct sockaddr_in addr;
-	socklen_t len = sizeof(addr);
-	int lfd, one = 1;
-
-	lfd = socket(AF_INET, SOCK_STREAM, 0);
-	T_ASSERT_GE(lfd, 0);
-	memset(&addr, 0, sizeof(addr));
-	addr.sin_family = AF_INET;
-	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	T_ASSERT_EQ(bind(lfd, (struct sockaddr *)&addr, sizeof(addr)), 0);
-	T_ASSERT_EQ(listen(lfd, 1), 0);
-	T_ASSERT_EQ(getsockname(lfd, (struct sockaddr *)&addr, &len), 0);
-	s[0] = socket(AF_INET, SOCK_STREAM, 0);
-	T_ASSERT_GE(s[0], 0);
-	T_ASSERT_EQ(connect(s[0], (struct sockaddr *)&addr, sizeof(addr)), 0);
-	s[1] = accept(lfd, NULL, NULL);
-	T_ASSERT_GE(s[1], 0);
-	setsockopt(s[0], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	setsockopt(s[1], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	close(lfd);
-}
-
 static void make_pair(int kind, int s[2])
 {
 	if (kind == KIND_TCP)
-		tcp_pair(s);
+		t_tcp_pair(s);
 	else
 		T_ASSERT_EQ(socketpair(AF_UNIX, kind, 0, s), 0);
 }
@@ -306,7 +281,7 @@ static void test_epipe(void)
 	run1(&r, prep(&r, IORING_OP_SEND, s[0], "gone", 4, 1), -EPIPE);
 	close(s[0]);
 
-	tcp_pair(s);
+	t_tcp_pair(s);
 	T_ASSERT_EQ(shutdown(s[0], SHUT_WR), 0);
 	run1(&r, prep(&r, IORING_OP_SEND, s[0], "shut", 4, 2), -EPIPE);
 	/* Also from a worker (IOSQE_ASYNC). */
@@ -491,7 +466,7 @@ static void test_pingpong(void)
 	uint32_t i, v, got;
 	int s[2];
 
-	tcp_pair(s);
+	t_tcp_pair(s);
 	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
 	for (i = 0; i < 200; i++) {
 		prep(&r, IORING_OP_RECV, s[1], &got, sizeof(got), 2 * i);

@@ -34,35 +34,10 @@ static struct io_uring_sqe *queue_rw(struct t_ring *r, int op, int fd,
 	return sqe;
 }
 
-/* A connected TCP pair over 127.0.0.1: s[0] client, s[1] accepted. */
-static void tcp_pair(int s[2])
-{
-	struct sockaddr_in addr;
-	socklen_t len = sizeof(addr);
-	int lfd, one = 1;
-
-	lfd = socket(AF_INET, SOCK_STREAM, 0);
-	T_ASSERT_GE(lfd, 0);
-	memset(&addr, 0, sizeof(addr));
-	addr.sin_family = AF_INET;
-	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	T_ASSERT_EQ(bind(lfd, (struct sockaddr *)&addr, sizeof(addr)), 0);
-	T_ASSERT_EQ(listen(lfd, 1), 0);
-	T_ASSERT_EQ(getsockname(lfd, (struct sockaddr *)&addr, &len), 0);
-	s[0] = socket(AF_INET, SOCK_STREAM, 0);
-	T_ASSERT_GE(s[0], 0);
-	T_ASSERT_EQ(connect(s[0], (struct sockaddr *)&addr, sizeof(addr)), 0);
-	s[1] = accept(lfd, NULL, NULL);
-	T_ASSERT_GE(s[1], 0);
-	setsockopt(s[0], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	setsockopt(s[1], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	close(lfd);
-}
-
 static void make_pair(int kind, int s[2])
 {
 	if (kind == SOCK_STREAM + 100)
-		tcp_pair(s);
+		t_tcp_pair(s);
 	else
 		T_ASSERT_EQ(socketpair(AF_UNIX, kind, 0, s), 0);
 }
@@ -243,7 +218,7 @@ static void test_epipe(void)
 
 	/* TCP after our own shutdown(SHUT_WR): deterministic -EPIPE. */
 	sigpipe_count = 0;
-	tcp_pair(s);
+	t_tcp_pair(s);
 	T_ASSERT_EQ(shutdown(s[0], SHUT_WR), 0);
 	queue_rw(&r, IORING_OP_WRITE, s[0], "shut", 4, 0, 3);
 	T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
@@ -321,7 +296,7 @@ static void test_tcp_pingpong(void)
 	uint32_t i, v, got;
 	int s[2];
 
-	tcp_pair(s);
+	t_tcp_pair(s);
 	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
 	for (i = 0; i < 200; i++) {
 		/* Read on one end (parks), write on the other: same batch. */
