@@ -34,6 +34,7 @@
 #include <sys/syscall.h>
 #include <nowait.h>
 #include "internal.h"
+#include "uring-filter.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -113,19 +114,7 @@ static void on_sigsys(int sig, siginfo_t *si, void *ctx)
 /* Trap io_uring_setup/enter/register (425-427) on x86-64, allow the rest. */
 static int install_filter(void)
 {
-	struct sock_filter f[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-			 offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-			 offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, __NR_io_uring_setup, 0, 2),
-		BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, __NR_io_uring_register, 1,
-			 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
+	struct sock_filter f[] = NW_URING_FILTER(SECCOMP_RET_TRAP);
 	struct sock_fprog prog = {sizeof(f) / sizeof(f[0]), f};
 	struct sigaction sa;
 
