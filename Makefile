@@ -51,6 +51,14 @@ TEST_CFLAGS := -DHAVE_LIBURING=1
 TEST_LIBS   := -luring
 endif
 
+# libuv (libuv1-dev) for the fileread benchmark's thread-pool baseline.
+HAVE_LIBUV := $(shell echo 'int main(void){return 0;}' | $(CC) -x c \
+		-include uv.h - -o /dev/null -luv 2>/dev/null && echo 1)
+ifeq ($(HAVE_LIBUV),1)
+BENCH_CFLAGS := -DHAVE_LIBUV=1
+BENCH_LIBS   := -luv
+endif
+
 .PHONY: all lib test check tsan bench install format format-check clean deps-test deps-bench conformance
 TOOLS      := $(B)/nowait-run $(B)/nowait-eperm
 
@@ -84,9 +92,11 @@ $(B)/libnowait-preload.so: $(PRELOAD_SRCS:%.c=$(B)/obj/%.o) $(LIB_OBJS)
 $(B)/nowait.pc: nowait.pc.in VERSION
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|;s|@LIBDIR@|$(LIBDIR)|;s|@INCDIR@|$(INCDIR)|;s|@VERSION@|$(VERSION)|' $< > $@
 
+$(B)/obj/bench/%.o: CFLAGS += $(BENCH_CFLAGS)
+
 $(B)/nowait-bench: $(BENCH_SRCS:%.c=$(B)/obj/%.o) $(B)/libnowait.a
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lm
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(BENCH_LIBS) -lm
 
 $(B)/obj/test/%.o: test/%.c
 	@mkdir -p $(dir $@)

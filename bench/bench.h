@@ -163,6 +163,8 @@ extern const struct bench_workload bench_pipes;
 extern const struct bench_workload bench_latency;
 extern const struct bench_workload bench_hackbench;
 extern const struct bench_workload bench_pingpong;
+extern const struct bench_workload bench_echo;
+extern const struct bench_workload bench_fileread;
 
 bool bench_ctx_has(const struct bench_ctx *ctx, const struct bench_engine *eng);
 bool bench_ctx_has_flavour(const struct bench_ctx *ctx,

@@ -19,8 +19,8 @@
 #include "bench.h"
 
 static const struct bench_workload *const workloads[] = {
-	&bench_nop,	  &bench_pipes,	   &bench_latency,
-	&bench_hackbench, &bench_pingpong,
+	&bench_nop,	 &bench_pipes, &bench_latency,	&bench_hackbench,
+	&bench_pingpong, &bench_echo,  &bench_fileread,
 };
 
 #define NR_WORKLOADS  (sizeof(workloads) / sizeof(workloads[0]))

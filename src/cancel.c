@@ -9,10 +9,13 @@
  * Semantics: kernel io_uring/cancel.c, reference/kernel-semantics.md 9.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <time.h>
 #include "cancel.h"
 #include "opdef.h"
 #include "poll.h"
 #include "timeout.h"
+#include "rsrc.h"
 
 #define CANCEL_FLAGS                                              \
 	(IORING_ASYNC_CANCEL_ALL | IORING_ASYNC_CANCEL_FD |       \
@@ -74,6 +77,40 @@ static void work_cancelled(struct nw_work *work, void *arg)
 	nw_list_add_tail(&req->poll_node, k->out);
 }
 
+/* What interrupting running work found (interrupt_running). */
+struct interrupt_ctx {
+	struct cancel_key *k;
+	int wq_poll;
+};
+
+static bool interrupt_match(struct nw_work *work, void *arg)
+{
+	return work_match(work, ((struct interrupt_ctx *)arg)->k);
+}
+
+static void interrupted(struct nw_work *work, void *arg)
+{
+	struct nw_req *req = container_of(work, struct nw_req, work);
+
+	if (req->flags & NW_REQ_F_WQ_POLL)
+		((struct interrupt_ctx *)arg)->wq_poll++;
+}
+
+/*
+ * Requests running in a worker are interrupted, as io-wq signals its
+ * worker: they complete -EINTR, and the cancel says -EALREADY. One that
+ * is in a worker only in place of a poll the kernel would have armed
+ * (WQ_POLL) completes -ECANCELED and counts as found, as that poll would.
+ * With ALL each counts. Returns n plus what counts as found.
+ */
+static int interrupt_running(struct cancel_key *k, bool all, int n)
+{
+	struct interrupt_ctx ctx = {.k = k};
+	int r = nw_iowq_interrupt(interrupt_match, &ctx, all, interrupted);
+
+	return n + (all ? r : ctx.wq_poll);
+}
+
 /*
  * Ask each place a request can wait. Returns how many were cancelled, or
  * -EALREADY / -ENOENT when none was.
@@ -96,9 +133,27 @@ static int try_cancel(struct cancel_key *k, bool all)
 		if (r > 0)
 			n += r;
 	}
+	if (running)
+		n = interrupt_running(k, all, n);
 	if (n)
 		return n;
 	return running ? -EALREADY : -ENOENT;
+}
+
+void nw_cancel_ring_exit(struct nw_ring *ring)
+{
+	struct cancel_key k = {.ring = ring,
+			       .c.flags = IORING_ASYNC_CANCEL_ANY};
+	struct nw_list out, *pos, *tmp;
+
+	nw_list_init(&out);
+	k.out = &out;
+	try_cancel(&k, true);
+	nw_list_for_each_safe(pos, tmp, &out) {
+		nw_list_del(pos);
+		nw_req_complete_async(
+			nw_list_entry(pos, struct nw_req, poll_node));
+	}
 }
 
 int nw_cancel_req(struct nw_ring *ring, struct nw_req *target, uint64_t seq,
@@ -164,4 +219,122 @@ int nw_cancel_issue(struct nw_req *req, unsigned int issue_flags)
 	if (req->res < 0)
 		nw_req_set_fail(req, req->res);
 	return NW_COMPLETE;
+}
+
+/* ---- IORING_REGISTER_SYNC_CANCEL ---- */
+
+/* struct io_uring_sync_cancel_reg since 6.6, where a pad byte became op. */
+struct sync_cancel_reg {
+	uint64_t addr;
+	int32_t fd;
+	uint32_t flags;
+	struct __kernel_timespec timeout;
+	uint8_t opcode;
+	uint8_t pad[7];
+	uint64_t pad2[3];
+};
+_Static_assert(sizeof(struct sync_cancel_reg) ==
+		       sizeof(struct io_uring_sync_cancel_reg),
+	       "sync_cancel_reg");
+
+/* One pass: cancel what matches; the cancelled complete as task work. */
+static int sync_try(struct nw_ring *ring, const struct sync_cancel_reg *sc)
+{
+	bool all =
+		sc->flags & (IORING_ASYNC_CANCEL_ALL | IORING_ASYNC_CANCEL_ANY);
+	struct nw_list out, *pos, *tmp;
+	struct cancel_key k = {.ring = ring, .out = &out};
+	int r;
+
+	k.c.addr = sc->addr;
+	k.c.flags = sc->flags;
+	k.c.fd = sc->fd;
+	k.c.opcode = sc->opcode;
+	/* A fixed slot is looked up on each pass, as the kernel does. */
+	if ((sc->flags & IORING_ASYNC_CANCEL_FD) &&
+	    (sc->flags & IORING_ASYNC_CANCEL_FD_FIXED)) {
+		k.c.fd = nw_rsrc_file(ring, (unsigned int)sc->fd);
+		if (k.c.fd < 0)
+			return -EBADF;
+	}
+	nw_list_init(&out);
+	r = try_cancel(&k, all);
+	nw_list_for_each_safe(pos, tmp, &out) {
+		nw_list_del(pos);
+		nw_req_complete_async(
+			nw_list_entry(pos, struct nw_req, poll_node));
+	}
+	if (all)
+		return r > 0 ? r : 0;
+	return r > 0 ? 0 : r;
+}
+
+static long long mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static int sync_check(const struct sync_cancel_reg *sc)
+{
+	if (sc->flags & ~CANCEL_FLAGS)
+		return -EINVAL;
+	for (unsigned int i = 0; i < sizeof(sc->pad); i++)
+		if (sc->pad[i])
+			return -EINVAL;
+	for (unsigned int i = 0; i < 3; i++)
+		if (sc->pad2[i])
+			return -EINVAL;
+	/* A plain fd must be open (the kernel takes its file up front). */
+	if ((sc->flags & IORING_ASYNC_CANCEL_FD) &&
+	    !(sc->flags & IORING_ASYNC_CANCEL_FD_FIXED) &&
+	    fcntl(sc->fd, F_GETFD) < 0)
+		return -EBADF;
+	return 0;
+}
+
+/*
+ * The synchronous ASYNC_CANCEL (kernel io_sync_cancel): what is found is
+ * cancelled and this returns 0 (with ALL/ANY the count); a match running
+ * in a worker (-EALREADY) is tried again until it is gone, or until the
+ * timeout ({-1, -1}: none) passes: -ETIME.
+ */
+int nw_sync_cancel(struct nw_ring *ring, void *arg, unsigned int nr_args)
+{
+	struct sync_cancel_reg sc;
+	long long deadline = -1;
+	int ret;
+
+	if (!arg || nr_args != 1)
+		return -EINVAL;
+	if (nw_copy_from_user(&sc, arg, sizeof(sc)))
+		return -EFAULT;
+	ret = sync_check(&sc);
+	if (ret)
+		return ret;
+	ret = sync_try(ring, &sc);
+	if (ret != -EALREADY)
+		return ret;
+	if (sc.timeout.tv_sec != -1 || sc.timeout.tv_nsec != -1)
+		deadline = mono_ns() + sc.timeout.tv_sec * 1000000000LL +
+			   sc.timeout.tv_nsec;
+	for (;;) {
+		struct timespec nap = {0, 100000};
+		long long left;
+
+		ret = sync_try(ring, &sc);
+		if (ret != -EALREADY)
+			break;
+		left = deadline < 0 ? nap.tv_nsec : deadline - mono_ns();
+		if (left <= 0) {
+			ret = -ETIME;
+			break;
+		}
+		if (left < nap.tv_nsec)
+			nap.tv_nsec = left;
+		nanosleep(&nap, NULL);
+	}
+	return ret == -ENOENT || ret > 0 ? 0 : ret;
 }

@@ -14,5 +14,12 @@ int nw_cancel_issue(struct nw_req *req, unsigned int issue_flags);
  */
 int nw_cancel_req(struct nw_ring *ring, struct nw_req *target, uint64_t seq,
 		  struct nw_list *out);
+/*
+ * Ring exit (the program let go of the ring): cancel every request of it
+ * still in flight, interrupting those running in a worker. Any thread.
+ */
+void nw_cancel_ring_exit(struct nw_ring *ring);
+/* IORING_REGISTER_SYNC_CANCEL (register.c's table; arg: the reg struct). */
+int nw_sync_cancel(struct nw_ring *ring, void *arg, unsigned int nr_args);
 
 #endif

@@ -50,6 +50,11 @@
 #define IORING_TIMEOUT_MULTISHOT (1U << 6)
 #endif
 
+/* IORING_OP_MSG_RING: sqe->file_index carries the target CQE's flags. */
+#ifndef IORING_MSG_RING_FLAGS_PASS
+#define IORING_MSG_RING_FLAGS_PASS (1U << 1)
+#endif
+
 #ifndef IORING_POLL_ADD_LEVEL
 #define IORING_POLL_ADD_LEVEL (1U << 3)
 #endif

@@ -21,7 +21,9 @@
 #include "internal.h"
 #include "opdef.h"
 #include "poll.h"
+#include "rsrc.h"
 #include "timeout.h"
+#include "drain.h"
 
 #define NW_REQ_ALLOC_BATCH 32
 
@@ -60,6 +62,12 @@ void nw_req_free(struct nw_ring *ring, struct nw_req *req)
 	if (unlikely(req->async)) {
 		nw_opdefs[req->opcode].cleanup(req);
 		req->async = NULL;
+	}
+	if (unlikely(req->flags & NW_REQ_F_FIXED_DONE))
+		nw_rsrc_file_put(req);
+	if (likely(req->flags & NW_REQ_F_COUNTED)) {
+		req->flags &= ~NW_REQ_F_COUNTED;
+		ring->nr_reqs--;
 	}
 	req->link = ring->req_cache;
 	ring->req_cache = req;
@@ -148,6 +156,19 @@ static void cq_fill(struct nw_ring *ring, const struct nw_cqe *c,
 		cq_overflow(ring, &c[i]);
 }
 
+/*
+ * Polls of the ring's own fd hear of the new state: after a full fence
+ * between the tail store and the look at ring_pollers (poll.c), paid only
+ * by rings that were ever polled.
+ */
+static void ring_poll_wake(struct nw_ring *ring)
+{
+	if (likely(!__atomic_load_n(&ring->poll_activated, __ATOMIC_ACQUIRE)))
+		return;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	nw_poll_ring_wake(ring);
+}
+
 /* Publish the tail and tell the eventfd. Called on the submit side. */
 static void cq_commit(struct nw_ring *ring, bool from_worker)
 {
@@ -161,6 +182,7 @@ static void cq_commit(struct nw_ring *ring, bool from_worker)
 		ring->evfd_last_tail = tail;
 		eventfd_write(ring->evfd, 1);
 	}
+	ring_poll_wake(ring);
 }
 
 /*
@@ -222,6 +244,9 @@ void nw_cq_flush_batch(struct nw_ring *ring)
 		if (ring->nr_batch)
 			nw_cq_flush_batch(ring);
 	}
+	/* Drained requests go once all before them are done (drain.c). */
+	if (unlikely(ring->defer_first) && !ring->in_drain)
+		nw_drain_flush(ring);
 }
 
 /*
@@ -254,6 +279,25 @@ bool nw_cq_flush_overflow(struct nw_ring *ring)
 		cq_wake(ring);
 	}
 	return moved;
+}
+
+/*
+ * Whether one more CQE fits in the CQ now, behind the batch and with no
+ * backlog (kernel io_fill_cqe_aux, which does not overflow). Submit side.
+ */
+bool nw_cq_has_room(struct nw_ring *ring)
+{
+	return !ring->ovf_head && cq_space(ring) > ring->nr_batch;
+}
+
+/*
+ * Would a CQE posted now overflow (the ring full counting the batch, or a
+ * backlog)? Multishot ops stop rather than overflow, as the kernel's
+ * io_req_post_cqe fails then. Called on the submit side.
+ */
+bool nw_cq_full(struct nw_ring *ring)
+{
+	return ring->ovf_head || cq_space(ring) <= ring->nr_batch;
 }
 
 /* CQEs the program can see now (clamped like the kernel's). */
@@ -359,6 +403,9 @@ void nw_req_complete_async(struct nw_req *req)
 	 */
 	if (old)
 		return;
+	if (ring->flags & IORING_SETUP_TASKRUN_FLAG)
+		__atomic_fetch_or(ring->sq_flags, IORING_SQ_TASKRUN,
+				  __ATOMIC_RELEASE);
 	if (READ_ONCE(ring->evfd) >= 0 &&
 	    !(READ_ONCE(*ring->cq_flags) & IORING_CQ_EVENTFD_DISABLED))
 		eventfd_write(READ_ONCE(ring->evfd), 1);
@@ -371,6 +418,11 @@ void nw_run_tw(struct nw_ring *ring)
 
 	if (!__atomic_load_n(&ring->tw_head, __ATOMIC_ACQUIRE))
 		return;
+	/* Cleared first: a push after the exchange sets it again. */
+	if (unlikely(ring->lockless_cq &&
+		     (ring->flags & IORING_SETUP_TASKRUN_FLAG)))
+		__atomic_fetch_and(ring->sq_flags, ~IORING_SQ_TASKRUN,
+				   __ATOMIC_SEQ_CST);
 	list = __atomic_exchange_n(&ring->tw_head, NULL, __ATOMIC_ACQUIRE);
 	for (; list; list = next) {
 		next = list->tw_next;
@@ -383,6 +435,12 @@ void nw_run_tw(struct nw_ring *ring)
 		next = fifo->tw_next;
 		if ((fifo->flags & NW_REQ_F_TW_QUEUED) && nw_poll_tw(fifo))
 			continue; /* a multishot event; still armed */
+		if (fifo->flags & NW_REQ_F_TW_FIRE) {
+			nw_poll_fire_tw(fifo); /* DEFER_TASKRUN readiness */
+			continue;
+		}
+		if ((fifo->flags & NW_REQ_F_TMO_TW) && nw_timeout_tw(fifo))
+			continue; /* a multishot timeout, armed again */
 		if (fifo->flags & NW_REQ_F_WORKER)
 			ring->batch_async = true;
 		link = nw_req_complete_inline(fifo);

@@ -6,8 +6,9 @@
  * Prep rejects what the kernel's prep rejects and copies the path names
  * (the kernel's getname, IORING_FEAT_SUBMIT_STABLE) into one allocation
  * in req->async, freed by nw_fs_cleanup. These ops are blocking-only in
- * the kernel (REQ_F_FORCE_ASYNC at prep): the nonblocking issue punts, a
- * worker runs the system call.
+ * the kernel (REQ_F_FORCE_ASYNC at prep): their opdef rows say
+ * always_punt, so the core sends them straight to a worker, which runs the
+ * system call.
  *
  * A failure of the system call completes the request without failing its
  * link: the kernel only sets the result here (no req_set_fail), so a
@@ -142,8 +143,6 @@ int nw_statx_issue(struct nw_req *req, unsigned int issue_flags)
 	struct nw_fs *fs = nw_req_cmd(req, struct nw_fs);
 	struct statx stx;
 
-	if (issue_flags & NW_ISSUE_F_NONBLOCK)
-		return NW_PUNT;
 	if (statx(fs->dfd1, fs->path1, (int)fs->flags, fs->mask, &stx) < 0)
 		return fs_done(req, -1);
 	/* do_statx's cp_statx: the result reaches the program or -EFAULT. */
@@ -171,8 +170,6 @@ int nw_renameat_issue(struct nw_req *req, unsigned int issue_flags)
 {
 	struct nw_fs *fs = nw_req_cmd(req, struct nw_fs);
 
-	if (issue_flags & NW_ISSUE_F_NONBLOCK)
-		return NW_PUNT;
 	return fs_done(req, renameat2(fs->dfd1, fs->path1, fs->dfd2, fs->path2,
 				      fs->flags));
 }
@@ -199,8 +196,6 @@ int nw_unlinkat_issue(struct nw_req *req, unsigned int issue_flags)
 {
 	struct nw_fs *fs = nw_req_cmd(req, struct nw_fs);
 
-	if (issue_flags & NW_ISSUE_F_NONBLOCK)
-		return NW_PUNT;
 	return fs_done(req, unlinkat(fs->dfd1, fs->path1, (int)fs->flags));
 }
 
@@ -224,8 +219,6 @@ int nw_mkdirat_issue(struct nw_req *req, unsigned int issue_flags)
 {
 	struct nw_fs *fs = nw_req_cmd(req, struct nw_fs);
 
-	if (issue_flags & NW_ISSUE_F_NONBLOCK)
-		return NW_PUNT;
 	return fs_done(req, mkdirat(fs->dfd1, fs->path1, (mode_t)fs->mask));
 }
 
@@ -248,8 +241,6 @@ int nw_symlinkat_issue(struct nw_req *req, unsigned int issue_flags)
 {
 	struct nw_fs *fs = nw_req_cmd(req, struct nw_fs);
 
-	if (issue_flags & NW_ISSUE_F_NONBLOCK)
-		return NW_PUNT;
 	return fs_done(req, symlinkat(fs->path1, fs->dfd2, fs->path2));
 }
 
@@ -273,8 +264,6 @@ int nw_linkat_issue(struct nw_req *req, unsigned int issue_flags)
 {
 	struct nw_fs *fs = nw_req_cmd(req, struct nw_fs);
 
-	if (issue_flags & NW_ISSUE_F_NONBLOCK)
-		return NW_PUNT;
 	return fs_done(req, linkat(fs->dfd1, fs->path1, fs->dfd2, fs->path2,
 				   (int)fs->flags));
 }

@@ -72,6 +72,7 @@ enum {
 
 /* Issue flags. */
 #define NW_ISSUE_F_NONBLOCK (1U << 0) /* inline, must not block */
+#define NW_ISSUE_F_MSHOT    (1U << 1) /* a multishot op's event (poll.c) */
 
 /* Request flags. */
 #define NW_REQ_F_FAIL		(1U << 0) /* failed: breaks a (non-hard) link */
@@ -87,7 +88,15 @@ enum {
 #define NW_REQ_F_TIMER \
 	(1U << 11) /* a timeout on the ring's timer (timeout.c) */
 #define NW_REQ_F_LTIMEOUT   (1U << 12) /* a LINK_TIMEOUT */
-#define NW_REQ_F_FIXED_DONE (1U << 13) /* fd is the fixed slot\'s file now */
+#define NW_REQ_F_FIXED_DONE (1U << 13) /* fd is the fixed slot's: file_node */
+/* Readiness fired on a DEFER_TASKRUN ring: reissue it on the submit side. */
+#define NW_REQ_F_TW_FIRE (1U << 20)
+/* In a worker in place of a poll the kernel would arm (blocking connect). */
+#define NW_REQ_F_WQ_POLL (1U << 21)
+/* Counted in ring->nr_reqs (a submitted request; drain.c's gate). */
+#define NW_REQ_F_COUNTED    (1U << 26)
+/* A multishot timeout's expiry, queued as task work (timeout.c). */
+#define NW_REQ_F_TMO_TW	    (1U << 27)
 
 /*
  * One CQE as the engine carries it before it reaches the ring; big[] is
@@ -109,7 +118,12 @@ struct nw_ovf {
 #define NW_REQ_CMD_SIZE 64
 
 struct nw_ring;
+struct nw_rsrc;
+struct nw_rsrc_node;
 struct nw_waiter;
+struct nw_sqd;
+struct nw_kbuf;
+struct nw_kbuf_ctx;
 struct nw_pollfd;
 struct iovec;
 
@@ -139,6 +153,11 @@ struct nw_req {
 	pid_t task_tid; /* the thread that submitted it (signals go there) */
 	uint64_t seq;	/* which use of this request struct (cancel identity) */
 	struct nw_req *ltimeout; /* the LINK_TIMEOUT guarding it, if armed */
+	struct nw_rsrc_node *file_node; /* fixed file in use (FIXED_DONE) */
+	/* IOSQE_BUFFER_SELECT (kbuf.c): the buffer held, length asked, group */
+	struct nw_kbuf *kbuf;
+	uint32_t buf_len; /* 0: a whole buffer */
+	uint16_t buf_group;
 	/* Per-op private state (nw_req_cmd), like the kernel's io_kiocb_to_cmd */
 	uint64_t cmd[NW_REQ_CMD_SIZE / 8];
 };
@@ -166,6 +185,7 @@ struct nw_ring {
 	bool single_issuer;
 	pid_t submitter_tid; /* SINGLE_ISSUER: 0 until fixed */
 	bool disabled;	     /* R_DISABLED until ENABLE_RINGS */
+	struct nw_sqd *sqd;  /* SQPOLL: the poller serving it (sqpoll.c) */
 
 	/* The engine's own mappings of the three regions. */
 	void *sq_map, *cq_map, *sqe_map;
@@ -178,6 +198,11 @@ struct nw_ring {
 	pthread_mutex_t submit_lock;
 	unsigned int cached_sq_head;
 	bool drain_disabled;
+	/* IOSQE_IO_DRAIN (drain.c): the defer list, linked by tw_next. */
+	bool drain_active, drain_next, in_drain;
+	unsigned int nr_reqs;	 /* submitted requests not yet freed */
+	unsigned int nr_drained; /* of them, on the defer list */
+	struct nw_req *defer_first, *defer_last;
 	struct nw_req *req_cache;
 	struct nw_cqe batch[NW_CQE_BATCH];
 	unsigned int nr_batch;
@@ -224,12 +249,19 @@ struct nw_ring {
 	int driver; /* a waiter drives the reactor (atomic flag) */
 	bool bg_running, bg_in_wait;
 	bool punt_all; /* NOWAIT_PUNT=1: no nowait-first issue */
+	/*
+	 * Polls of this ring's own fd (poll.c): once polled, every CQ commit
+	 * writes poll_evfd while ring_pollers (atomic) says someone waits.
+	 */
+	bool poll_activated;
+	int poll_evfd;
+	unsigned int ring_pollers;
 
-	/* Registered files and buffers (rsrc.c), on the submit side. */
-	int *files; /* the engine's dup of each slot's fd, -1 empty */
-	unsigned int nr_files;
-	struct iovec *bufs;
-	unsigned int nr_bufs;
+	/* Registered files and buffers (rsrc.c): made at first register. */
+	struct nw_rsrc *rsrc;
+
+	/* Provided buffers (kbuf.c): made at first use, under its own lock. */
+	struct nw_kbuf_ctx *kbuf;
 
 	/* Timeouts (timeout.c), under poll_lock. */
 	int tmo_fd;		  /* timerfd in the epoll set */
@@ -296,6 +328,10 @@ void nw_cq_add_batch(struct nw_ring *ring, const struct nw_req *req, int res);
 void nw_cq_flush_batch(struct nw_ring *ring);
 bool nw_cq_flush_overflow(struct nw_ring *ring);
 unsigned int nw_cq_ready(struct nw_ring *ring);
+/* No room for one more CQE without overflowing (submit side). */
+bool nw_cq_full(struct nw_ring *ring);
+/* Room for one more CQE, behind the batch and any backlog. Submit side. */
+bool nw_cq_has_room(struct nw_ring *ring);
 /* Take the submit side: submit_lock, or nothing on lockless rings. */
 void nw_submit_lock(struct nw_ring *ring);
 void nw_submit_unlock(struct nw_ring *ring);

@@ -7,13 +7,17 @@
  * signals blocked, and never make io_uring calls. The pool is reset in a
  * forked child, which starts with no workers. Lock order: a pool lock is
  * never held while calling work or any ring lock.
- * Semantics: kernel io_uring/io-wq.c (classes, lazy creation, idle exit).
+ * Semantics: kernel io_uring/io-wq.c (classes, lazy creation, idle exit,
+ * the signal that interrupts a cancelled worker).
  */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 #include "internal.h"
 #include "iowq.h"
 
@@ -195,6 +199,8 @@ int nw_iowq_enqueue(struct nw_work *work, enum nw_wq_class cls)
 	int ret = 0;
 
 	pthread_once(&pools_once, pools_init);
+	work->cancel = 0;
+	work->in_call = 0;
 	pthread_mutex_lock(&p->lock);
 	if (!p->nr_idle && p->nr_workers < p->max_workers) {
 		ret = worker_start(p);
@@ -210,4 +216,186 @@ int nw_iowq_enqueue(struct nw_work *work, enum nw_wq_class cls)
 	}
 	pthread_mutex_unlock(&p->lock);
 	return ret ? -EAGAIN : 0;
+}
+
+/*
+ * ---- Interrupting a cancelled worker ----
+ * The kernel cancels running io-wq work by signalling the worker
+ * (IO_WQ_WORK_CANCEL + a notify signal): its blocking call returns
+ * -ERESTARTSYS and the request completes -EINTR. Here a worker gets a
+ * real signal, thread-directed (pthread_kill), whose handler does nothing
+ * and is installed without SA_RESTART, so the call returns EINTR.
+ *
+ * Which signal: SIGRTMAX - 2 by default, NOWAIT_CANCEL_SIGNAL=N to pick
+ * another realtime signal, 0 to turn interrupting off. glibc reserves
+ * the first realtime signals (32-34 with SIGRTMIN at 34 or 35), programs
+ * and libraries that want one usually take SIGRTMIN + k or SIGRTMAX, so
+ * SIGRTMAX - 2 is the least likely to be in use. The handler is installed
+ * at the first blocking call of a worker, and only if the signal's
+ * disposition is the default (the program does not use it); otherwise, or
+ * if the program later replaces the handler (checked before each kill),
+ * running work is not interrupted and a cancel reports -EALREADY only.
+ * Limits: the signal is unblocked in a worker while it makes a blocking
+ * call, so a kill(2) of that signal to the whole process may land there
+ * and interrupt that call; and a program that installs its own handler
+ * for it after ours must not expect to see the instances we send.
+ *
+ * The race where the signal arrives just before the blocking system call
+ * starts (the handler runs, then the call blocks anyway): the worker
+ * announces in_call, then checks the cancel flag; the canceller sets the
+ * flag, then looks at in_call (both seq_cst: one of them sees the other),
+ * so a cancel is never missed before the call. If the handler runs for a
+ * cancelled work before the call starts, it cannot tell; so it arms a
+ * per-thread POSIX timer (raw system calls, async-signal-safe) that sends
+ * the same signal every NW_KICK_NS until the worker leaves the call: a
+ * lost race costs a few milliseconds, never a hang. The timer is disarmed
+ * and any pending instance consumed when the call ends.
+ */
+#define NW_KICK_NS 2000000L /* 2 ms */
+
+static int cancel_sig; /* 0: off */
+static pthread_once_t sig_once = PTHREAD_ONCE_INIT;
+static __thread struct nw_work *cur_work;
+static __thread int kick_timer = -1; /* kernel timer id */
+static __thread bool kick_armed;
+
+static void kick_arm(int sig)
+{
+	struct itimerspec its = {{0, NW_KICK_NS}, {0, NW_KICK_NS}};
+
+	if (kick_timer < 0) {
+		struct sigevent sev;
+		int id;
+
+		memset(&sev, 0, sizeof(sev));
+		sev.sigev_notify = SIGEV_THREAD_ID;
+		sev.sigev_signo = sig;
+		sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+		if (syscall(SYS_timer_create, CLOCK_MONOTONIC, &sev, &id))
+			return;
+		kick_timer = id;
+	}
+	if (!syscall(SYS_timer_settime, kick_timer, 0, &its, NULL))
+		kick_armed = true;
+}
+
+static void cancel_handler(int sig, siginfo_t *si, void *uc)
+{
+	struct nw_work *w = cur_work;
+	int saved = errno;
+
+	if (w && __atomic_load_n(&w->cancel, __ATOMIC_ACQUIRE) &&
+	    !kick_armed)
+		kick_arm(sig);
+	errno = saved;
+}
+
+static void sig_setup(void)
+{
+	const char *env = getenv("NOWAIT_CANCEL_SIGNAL");
+	struct sigaction sa, old;
+	int sig = SIGRTMAX - 2;
+
+	if (env)
+		sig = atoi(env);
+	if (sig < SIGRTMIN || sig > SIGRTMAX)
+		return;
+	if (sigaction(sig, NULL, &old) || (old.sa_flags & SA_SIGINFO) ||
+	    old.sa_handler != SIG_DFL)
+		return; /* the program's */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = cancel_handler;
+	sa.sa_flags = SA_SIGINFO; /* no SA_RESTART: the call says EINTR */
+	sigfillset(&sa.sa_mask);
+	if (!sigaction(sig, &sa, NULL))
+		__atomic_store_n(&cancel_sig, sig, __ATOMIC_RELEASE);
+}
+
+/* Is our handler still the one installed? */
+static bool sig_ours(int sig)
+{
+	struct sigaction cur;
+
+	return !sigaction(sig, NULL, &cur) && (cur.sa_flags & SA_SIGINFO) &&
+	       cur.sa_sigaction == cancel_handler;
+}
+
+int nw_iowq_block_begin(struct nw_work *work)
+{
+	sigset_t set;
+	int sig;
+
+	pthread_once(&sig_once, sig_setup);
+	sig = __atomic_load_n(&cancel_sig, __ATOMIC_ACQUIRE);
+	if (!sig)
+		return 0;
+	work->thread = pthread_self();
+	cur_work = work;
+	__atomic_store_n(&work->in_call, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&work->cancel, __ATOMIC_SEQ_CST))
+		return -ECANCELED;
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	return 0;
+}
+
+bool nw_iowq_block_end(struct nw_work *work)
+{
+	static const struct itimerspec off;
+	static const struct timespec zero;
+	int sig = __atomic_load_n(&cancel_sig, __ATOMIC_ACQUIRE);
+	sigset_t set;
+
+	if (!sig)
+		return false;
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	/* Blocked again first: the handler cannot run past this point. */
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	__atomic_store_n(&work->in_call, 0, __ATOMIC_SEQ_CST);
+	cur_work = NULL;
+	if (kick_armed) {
+		syscall(SYS_timer_settime, kick_timer, 0, &off, NULL);
+		kick_armed = false;
+		while (sigtimedwait(&set, NULL, &zero) == sig)
+			;
+	}
+	return __atomic_load_n(&work->cancel, __ATOMIC_ACQUIRE);
+}
+
+/* Ask running work w to stop. Called with its pool's lock held. */
+static void work_interrupt(struct nw_work *w)
+{
+	int sig = __atomic_load_n(&cancel_sig, __ATOMIC_ACQUIRE);
+
+	if (__atomic_exchange_n(&w->cancel, 1, __ATOMIC_SEQ_CST))
+		return; /* asked already */
+	/* Still running (the pool lock keeps its worker alive). */
+	if (sig && __atomic_load_n(&w->in_call, __ATOMIC_SEQ_CST) &&
+	    sig_ours(sig))
+		pthread_kill(w->thread, sig);
+}
+
+int nw_iowq_interrupt(bool (*match)(struct nw_work *, void *), void *arg,
+		      bool all, void (*interrupted)(struct nw_work *, void *))
+{
+	int n = 0;
+
+	pthread_once(&pools_once, pools_init);
+	for (int c = 0; c < NW_WQ_NR && (all || !n); c++) {
+		struct nw_pool *p = &pools[c];
+
+		pthread_mutex_lock(&p->lock);
+		for (struct nw_work *w = p->running; w && (all || !n);
+		     w = w->next) {
+			if (!match(w, arg))
+				continue;
+			work_interrupt(w);
+			interrupted(w, arg);
+			n++;
+		}
+		pthread_mutex_unlock(&p->lock);
+	}
+	return n;
 }

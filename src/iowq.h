@@ -3,6 +3,7 @@
 #ifndef NW_IOWQ_H
 #define NW_IOWQ_H
 
+#include <pthread.h>
 #include <stdbool.h>
 
 enum nw_wq_class {
@@ -15,6 +16,9 @@ struct nw_work {
 	struct nw_work *next; /* on the queue, then on the running list */
 	void (*fn)(struct nw_work *work);
 	void *pool;
+	pthread_t thread; /* the worker, while in a blocking call */
+	int cancel;	  /* a cancel asked to interrupt it (atomic) */
+	int in_call;	  /* in a blocking call that may be interrupted */
 };
 
 /*
@@ -39,5 +43,23 @@ void nw_iowq_done(struct nw_work *work);
 int nw_iowq_cancel(bool (*match)(struct nw_work *work, void *arg), void *arg,
 		   bool all, void (*cancelled)(struct nw_work *work, void *arg),
 		   bool *running);
+
+/*
+ * Interrupt running work that match() accepts (the first, or all), as
+ * io-wq signals a worker for IO_WQ_WORK_CANCEL: its blocking call returns
+ * EINTR. interrupted() is called for each, with the pool lock held.
+ * Returns the number interrupted.
+ */
+int nw_iowq_interrupt(bool (*match)(struct nw_work *work, void *arg),
+		      void *arg, bool all,
+		      void (*interrupted)(struct nw_work *work, void *arg));
+
+/*
+ * Bracket a work function's blocking call, on the worker. begin returns
+ * -ECANCELED when a cancel came first (skip the call), else 0; end returns
+ * whether a cancel asked to interrupt it.
+ */
+int nw_iowq_block_begin(struct nw_work *work);
+bool nw_iowq_block_end(struct nw_work *work);
 
 #endif

@@ -25,9 +25,19 @@
  * an O_NONBLOCK socket EINPROGRESS parks it for POLLOUT and SO_ERROR gives
  * the result. SHUTDOWN and SOCKET run inline.
  *
- * Not supported (refused as an older kernel would): provided buffers
- * (BUFFER_SELECT, bundles, multishot recv), multishot accept and direct
- * descriptors (file_index).
+ * ACCEPT and SOCKET install into a fixed slot when file_index is set
+ * (rsrc.c). Multishot ACCEPT posts each connection with F_MORE (as task
+ * work, so the final CQE cannot overtake them) and parks again when none
+ * is queued; a worker (which blocks) ends it after one connection, as does
+ * a run of NW_ACCEPT_MSHOT_MAX in one go: the program arms it again, as it
+ * must whenever F_MORE is missing.
+ *
+ * Provided buffers (IOSQE_BUFFER_SELECT, kbuf.c) on RECV and RECVMSG: the
+ * buffer is taken for each attempt and given back when the attempt would
+ * block, fails or sees EOF. Multishot RECV/RECVMSG stay parked on
+ * readiness (poll.c nw_poll_arm_mshot); each wakeup receives on the
+ * submit side while data is there, one CQE with IORING_CQE_F_MORE and a
+ * buffer per chunk, until EOF, an error or -ENOBUFS ends it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,6 +51,8 @@
 #include <unistd.h>
 #include "net.h"
 #include "poll.h"
+#include "kbuf.h"
+#include "rsrc.h"
 
 /* sqe->ioprio flags of send/recv and accept (the 6.1 header lacks some). */
 #define NW_RECVSEND_POLL_FIRST (1U << 0)
@@ -146,6 +158,33 @@ static int msg_import_iov(struct nw_sr *sr, const void *uiov, size_t nr)
 	return iov_check(sr->iov, sr->nr_iov, &sr->total);
 }
 
+/*
+ * RECVMSG with IOSQE_BUFFER_SELECT: at most one iovec, whose length is the
+ * most to receive. Multishot lays out each buffer as struct
+ * io_uring_recvmsg_out, msg_namelen bytes of name, msg_controllen of
+ * control data, then the payload: the program's lengths as given.
+ */
+static int msg_select_prep(struct nw_req *req, struct nw_sr *sr,
+			   const struct msghdr *h)
+{
+	struct iovec iov = {NULL, 0};
+
+	if (h->msg_iovlen > 1)
+		return -EINVAL;
+	if (h->msg_iovlen && nw_copy_from_user(&iov, h->msg_iov, sizeof(iov)))
+		return -EFAULT;
+	req->buf_len = (uint32_t)iov.iov_len;
+	if (sr->flags & NW_RECV_MULTISHOT) {
+		if ((int)h->msg_namelen < 0)
+			return -EOVERFLOW;
+		sr->msg->namelen = h->msg_namelen;
+	}
+	sr->iov = &sr->fast_iov;
+	sr->nr_iov = 1;
+	sr->total = 0;
+	return 0;
+}
+
 /* SENDMSG/RECVMSG: copy the msghdr (__copy_msghdr) and its iovecs. */
 static int msg_prep(struct nw_req *req, struct nw_sr *sr, struct msghdr *umsg)
 {
@@ -182,6 +221,8 @@ static int msg_prep(struct nw_req *req, struct nw_sr *sr, struct msghdr *umsg)
 	}
 	m->hdr.msg_control = h.msg_control;
 	m->controllen = h.msg_controllen;
+	if (req->sqe_flags & IOSQE_BUFFER_SELECT)
+		return msg_select_prep(req, sr, &h);
 	return msg_import_iov(sr, h.msg_iov, h.msg_iovlen);
 }
 
@@ -266,35 +307,50 @@ int nw_sendmsg_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 }
 
 /* io_recvmsg_prep's checks, shared by RECV and RECVMSG. */
-static int recv_prep_common(struct nw_sr *sr, const struct io_uring_sqe *sqe)
+static int recv_prep_common(struct nw_req *req, struct nw_sr *sr,
+			    const struct io_uring_sqe *sqe)
 {
+	bool select = req->sqe_flags & IOSQE_BUFFER_SELECT;
+
 	sr_init(sr, sqe, false);
 	if (READ_ONCE(sqe->addr2))
 		return -EINVAL;
 	if (sr->flags & ~NW_RECV_FLAGS)
 		return -EINVAL;
-	/* Multishot needs provided buffers, which BUFFER_SELECT lacks. */
-	if (sr->flags & NW_RECV_MULTISHOT)
-		return -EINVAL;
 	if (READ_ONCE(sqe->file_index)) /* optlen */
+		return -EINVAL;
+	/*
+	 * Multishot: every receive takes a provided buffer (sqe->len caps
+	 * each, as since 6.10; 6.1 wanted 0).
+	 */
+	if ((sr->flags & NW_RECV_MULTISHOT) &&
+	    (!select || (sr->msg_flags & MSG_WAITALL)))
 		return -EINVAL;
 	if (sr->flags & NW_RECVSEND_BUNDLE)
 		return -EINVAL;
+	if (select)
+		nw_kbuf_prep(req, sqe, READ_ONCE(sqe->len));
 	return 0;
 }
 
 int nw_recv_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 {
 	struct nw_sr *sr = nw_req_cmd(req, struct nw_sr);
-	int ret = recv_prep_common(sr, sqe);
+	int ret = recv_prep_common(req, sr, sqe);
 
-	return ret ? ret : buf_prep(sr, sqe);
+	if (ret)
+		return ret;
+	if (req->sqe_flags & IOSQE_BUFFER_SELECT) {
+		sr->total = 0; /* the buffer comes at issue */
+		return 0;
+	}
+	return buf_prep(sr, sqe);
 }
 
 int nw_recvmsg_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 {
 	struct nw_sr *sr = nw_req_cmd(req, struct nw_sr);
-	int ret = recv_prep_common(sr, sqe);
+	int ret = recv_prep_common(req, sr, sqe);
 
 	if (ret)
 		return ret;
@@ -493,9 +549,9 @@ static int sr_nonblock(struct nw_req *req, struct nw_sr *sr)
 	return ret;
 }
 
-int nw_sr_issue(struct nw_req *req, unsigned int issue_flags)
+static int sr_issue(struct nw_req *req, struct nw_sr *sr,
+		    unsigned int issue_flags)
 {
-	struct nw_sr *sr = nw_req_cmd(req, struct nw_sr);
 	int oflags;
 	ssize_t n;
 
@@ -509,14 +565,244 @@ int nw_sr_issue(struct nw_req *req, unsigned int issue_flags)
 	return sr_account(req, sr, n, oflags, false);
 }
 
+/* The kernel finds a non-socket (or a bad fd) before it looks for buffers. */
+static int sock_check(struct nw_req *req)
+{
+	socklen_t len = sizeof(int);
+	int type;
+
+	return getsockopt(req->fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0
+		       ? -errno
+		       : 0;
+}
+
+/* Take a provided buffer for the next receive: 0 or -ENOBUFS. */
+static int sr_select(struct nw_req *req, struct nw_sr *sr)
+{
+	size_t len;
+	void *buf = nw_kbuf_select(req, &len);
+	int ret;
+
+	if (!buf) {
+		ret = sock_check(req);
+		return ret ? ret : -ENOBUFS;
+	}
+	sr->fast_iov.iov_base = buf;
+	sr->fast_iov.iov_len = len;
+	sr->iov = &sr->fast_iov;
+	sr->nr_iov = 1;
+	sr->total = len;
+	sr->done = 0;
+	return 0;
+}
+
+/*
+ * A receive into a provided buffer (io_recv_buf_select): consumed by data;
+ * EOF, an error or an attempt that would block give it back
+ * (io_kbuf_recycle), so a parked request holds none. A partial MSG_WAITALL
+ * keeps it, to continue into it.
+ */
+static int sr_issue_select(struct nw_req *req, struct nw_sr *sr,
+			   unsigned int issue_flags)
+{
+	int ret;
+
+	if ((issue_flags & NW_ISSUE_F_NONBLOCK) &&
+	    (sr->flags & NW_RECVSEND_POLL_FIRST) && !req->poll_arms)
+		return sr_wouldblock(req, sr);
+	if (!req->kbuf) {
+		ret = sr_select(req, sr);
+		if (ret)
+			return ret;
+	}
+	ret = sr_issue(req, sr, issue_flags);
+	if (ret == NW_COMPLETE && req->res > 0)
+		req->cflags |= nw_kbuf_put(req);
+	else if (ret != NW_QUEUED && !sr->done)
+		nw_kbuf_recycle(req);
+	return ret;
+}
+
+#define NW_MSHOT_MAX_LOOPS 32 /* the kernel's MULTISHOT_MAX_RETRY */
+
+/*
+ * One multishot RECVMSG into buf (io_recvmsg_multishot): the header and
+ * name are written in front of the control data and payload. Returns the
+ * CQE's res (header + name + control + payload received) or -errno.
+ */
+static ssize_t recvmsg_mshot_call(struct nw_req *req, struct nw_sr *sr,
+				  char *buf, size_t len, bool *eof)
+{
+	struct nw_msg *m = sr->msg;
+	size_t hdr = sizeof(struct io_uring_recvmsg_out) + m->namelen +
+		     m->controllen;
+	struct io_uring_recvmsg_out out;
+	struct sockaddr_storage addr;
+	struct msghdr h = {0};
+	struct iovec iov;
+	size_t namelen;
+	ssize_t n;
+
+	if (len < hdr)
+		return -EFAULT;
+	if (m->namelen) {
+		h.msg_name = &addr;
+		h.msg_namelen = sizeof(addr);
+	}
+	h.msg_control = m->controllen ? buf + hdr - m->controllen : NULL;
+	h.msg_controllen = m->controllen;
+	iov.iov_base = buf + hdr;
+	iov.iov_len = len - hdr;
+	h.msg_iov = &iov;
+	h.msg_iovlen = 1;
+	n = recvmsg(req->fd, &h, sr->msg_flags | MSG_DONTWAIT);
+	if (n < 0)
+		return -errno;
+	*eof = n == 0;
+	out.namelen = m->namelen ? h.msg_namelen : 0;
+	out.controllen = m->controllen ? (uint32_t)h.msg_controllen : 0;
+	out.payloadlen = (uint32_t)n;
+	out.flags = (uint32_t)h.msg_flags;
+	namelen = out.namelen < m->namelen ? out.namelen : m->namelen;
+	if (namelen > sizeof(addr))
+		namelen = sizeof(addr);
+	if (nw_copy_to_user(buf, &out, sizeof(out)) ||
+	    (namelen && nw_copy_to_user(buf + sizeof(out), &addr, namelen)))
+		return -EFAULT;
+	if ((size_t)n > len - hdr)
+		n = (ssize_t)(len - hdr);
+	return (ssize_t)hdr + n;
+}
+
+enum { MSHOT_MORE, MSHOT_WAIT, MSHOT_DONE };
+
+/*
+ * No buffer: -ENOBUFS ends it, but only for an attempt the kernel would
+ * make: the first, or one with something to receive. The engine also
+ * tries after every chunk until EAGAIN, where the kernel waits for poll
+ * unless it knows more is queued: there, nothing queued means wait.
+ */
+static int recv_mshot_nobufs(struct nw_req *req, struct nw_sr *sr)
+{
+	char c;
+
+	req->res = sock_check(req);
+	if (req->res)
+		return MSHOT_DONE;
+	if (sr->done && recv(req->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) < 0 &&
+	    errno == EAGAIN)
+		return MSHOT_WAIT;
+	req->res = -ENOBUFS;
+	return MSHOT_DONE;
+}
+
+/*
+ * One multishot receive, on the submit side: a chunk posts a CQE with
+ * F_MORE and its buffer (MSHOT_MORE); nothing there gives the buffer back
+ * (MSHOT_WAIT); EOF, an error, no buffer, or a full CQ end it (MSHOT_DONE,
+ * req->res and req->cflags final).
+ */
+static int recv_mshot_once(struct nw_req *req, struct nw_sr *sr)
+{
+	bool eof = false;
+	size_t len;
+	char *buf = nw_kbuf_select(req, &len);
+	ssize_t n;
+
+	if (!buf)
+		return recv_mshot_nobufs(req, sr);
+	sr->done = 1; /* attempts made */
+	if (sr->vec) {
+		n = recvmsg_mshot_call(req, sr, buf, len, &eof);
+	} else {
+		n = recv(req->fd, buf, len, sr->msg_flags | MSG_DONTWAIT);
+		n = n < 0 ? -errno : n;
+		eof = n == 0;
+	}
+	if (n <= 0) {
+		nw_kbuf_recycle(req);
+		req->res = (int)n;
+		return n == -EAGAIN ? MSHOT_WAIT : MSHOT_DONE;
+	}
+	req->res = (int)n;
+	req->cflags = nw_kbuf_put(req);
+	if (!sr->vec && (size_t)n == len)
+		sr_nonempty(req, sr);
+	/* RECVMSG's EOF has its header; a full CQ ends it (no overflow). */
+	if (eof || nw_cq_full(req->ring))
+		return MSHOT_DONE;
+	req->cflags |= IORING_CQE_F_MORE;
+	nw_cq_add(req->ring, req, (int)n);
+	req->cflags = 0;
+	/*
+	 * On until EAGAIN, even after a short read: the edge that woke us
+	 * may also have carried EOF or more, and no new edge would come.
+	 */
+	return MSHOT_MORE;
+}
+
+/*
+ * Arm a multishot receive: parked for good, its receives run as task work.
+ * From a worker (IOSQE_ASYNC) it goes back to readiness first, since the
+ * worker still uses the request after an issue that queued it.
+ */
+static int recv_mshot_arm(struct nw_req *req)
+{
+	int ret;
+
+	if (req->sqe_flags & IOSQE_ASYNC) {
+		req->sqe_flags &= ~IOSQE_ASYNC;
+		return NW_RETRY;
+	}
+	ret = nw_poll_arm_mshot(req, NW_POLLIN);
+	if (!ret)
+		return NW_QUEUED;
+	ret = sock_check(req);
+	return ret ? ret : -ENOMEM;
+}
+
+/* Multishot RECV/RECVMSG: arm, or (NW_ISSUE_F_MSHOT) receive what is there. */
+static int recv_mshot_issue(struct nw_req *req, struct nw_sr *sr,
+			    unsigned int issue_flags)
+{
+	if (!(issue_flags & NW_ISSUE_F_MSHOT))
+		return recv_mshot_arm(req);
+	for (int i = 0; i < NW_MSHOT_MAX_LOOPS; i++) {
+		int r = recv_mshot_once(req, sr);
+
+		if (r == MSHOT_WAIT)
+			return NW_QUEUED;
+		if (r == MSHOT_DONE)
+			return req->res < 0 ? req->res : NW_COMPLETE;
+	}
+	nw_poll_mshot_requeue(req); /* more there: after the others */
+	return NW_QUEUED;
+}
+
+int nw_sr_issue(struct nw_req *req, unsigned int issue_flags)
+{
+	struct nw_sr *sr = nw_req_cmd(req, struct nw_sr);
+
+	if (unlikely(!sr->send && (sr->flags & NW_RECV_MULTISHOT)))
+		return recv_mshot_issue(req, sr, issue_flags);
+	if (unlikely(req->sqe_flags & IOSQE_BUFFER_SELECT))
+		return sr_issue_select(req, sr, issue_flags);
+	return sr_issue(req, sr, issue_flags);
+}
+
 struct nw_accept {
 	struct sockaddr *addr;
 	socklen_t *addrlen;
 	int flags;		/* SOCK_NONBLOCK | SOCK_CLOEXEC */
 	unsigned int iou_flags; /* IORING_ACCEPT_* */
+	uint32_t file_slot;	/* direct descriptor: slot + 1, or ALLOC */
+	unsigned int posted;	/* multishot: CQEs posted with F_MORE */
 	bool checked;		/* SO_ACCEPTCONN asked once */
 };
 _Static_assert(sizeof(struct nw_accept) <= NW_REQ_CMD_SIZE, "too big");
+
+/* Connections one multishot issue takes before it lets go of the thread. */
+#define NW_ACCEPT_MSHOT_MAX 1024
 
 int nw_accept_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 {
@@ -529,12 +815,17 @@ int nw_accept_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 	acc->flags = (int)READ_ONCE(sqe->accept_flags);
 	acc->iou_flags = READ_ONCE(sqe->ioprio);
 	acc->checked = false;
+	acc->posted = 0;
 	if (acc->iou_flags & ~NW_ACCEPT_FLAGS)
 		return -EINVAL;
-	/* Direct descriptors and multishot: not supported. */
-	if (READ_ONCE(sqe->file_index) ||
-	    (acc->iou_flags & NW_ACCEPT_MULTISHOT))
-		return -EINVAL;
+	acc->file_slot = READ_ONCE(sqe->file_index);
+	if (acc->file_slot) {
+		if (acc->flags & SOCK_CLOEXEC)
+			return -EINVAL;
+		if ((acc->iou_flags & NW_ACCEPT_MULTISHOT) &&
+		    acc->file_slot != IORING_FILE_INDEX_ALLOC)
+			return -EINVAL;
+	}
 	if (acc->flags & ~(SOCK_CLOEXEC | SOCK_NONBLOCK))
 		return -EINVAL;
 	return 0;
@@ -554,16 +845,49 @@ static bool accept_more(struct nw_req *req)
 	return domain == AF_INET || domain == AF_INET6;
 }
 
-static int accept_finish(struct nw_req *req, int fd)
+/*
+ * The last CQE of a multishot accept goes the way its F_MORE CQEs went
+ * (task work), so it cannot overtake them.
+ */
+static int accept_end(struct nw_req *req, struct nw_accept *acc)
 {
+	if (!acc->posted)
+		return NW_COMPLETE;
+	nw_req_complete_async(req);
+	return NW_QUEUED;
+}
+
+/* A new connection's fd: a direct descriptor if asked (-errno, slot, 0). */
+static int accept_install(struct nw_req *req, struct nw_accept *acc, int fd)
+{
+	if (fd < 0 || !acc->file_slot)
+		return fd;
+	return nw_rsrc_install(req->ring, fd, acc->file_slot);
+}
+
+static int accept_finish(struct nw_req *req, struct nw_accept *acc, int fd)
+{
+	fd = accept_install(req, acc, fd);
 	if (fd < 0) {
 		nw_req_set_fail(req, fd);
-		return NW_COMPLETE;
+		return accept_end(req, acc);
 	}
 	req->res = fd;
 	if (accept_more(req))
 		req->cflags |= IORING_CQE_F_SOCK_NONEMPTY;
-	return NW_COMPLETE;
+	return accept_end(req, acc);
+}
+
+/* Multishot: post a connection with F_MORE; the request stays armed. */
+static void accept_post(struct nw_req *req, struct nw_accept *acc, int fd)
+{
+	uint32_t cflags = IORING_CQE_F_MORE;
+
+	if (accept_more(req))
+		cflags |= IORING_CQE_F_SOCK_NONEMPTY;
+	nw_post_aux_async(req->ring, req->user_data, fd, cflags);
+	acc->posted++;
+	req->poll_arms = 0; /* progress: the park limit counts afresh */
 }
 
 static int accept_call(struct nw_req *req, struct nw_accept *acc)
@@ -600,32 +924,49 @@ static int accept_ready(struct nw_req *req, struct nw_accept *acc)
 static int accept_wouldblock(struct nw_req *req, struct nw_accept *acc)
 {
 	if (acc->iou_flags & NW_ACCEPT_DONTWAIT)
-		return accept_finish(req, -EAGAIN);
+		return accept_finish(req, acc, -EAGAIN);
 	return NW_RETRY;
+}
+
+/* One nonblocking accept: fd, -EAGAIN (would block) or -errno. */
+static int accept_once(struct nw_req *req, struct nw_accept *acc)
+{
+	int r = accept_ready(req, acc);
+
+	if (r)
+		return r > 0 ? -EAGAIN : r;
+	return accept_call(req, acc);
 }
 
 int nw_accept_issue(struct nw_req *req, unsigned int issue_flags)
 {
 	struct nw_accept *acc = nw_req_cmd(req, struct nw_accept);
+	bool mshot = acc->iou_flags & NW_ACCEPT_MULTISHOT;
 	int r;
 
+	/* A worker blocks for one connection; multishot ends with it. */
 	if (!(issue_flags & NW_ISSUE_F_NONBLOCK))
-		return accept_finish(req, accept_call(req, acc));
-	if (req->ring->punt_all)
+		return accept_finish(req, acc, accept_call(req, acc));
+	if (req->ring->punt_all && !mshot)
 		return NW_PUNT;
 	if (net_poll_skip(req, NW_POLLIN))
 		return accept_wouldblock(req, acc);
 	if ((acc->iou_flags & NW_ACCEPT_POLL_FIRST) && !req->poll_arms)
 		return accept_wouldblock(req, acc);
-	r = accept_ready(req, acc);
-	if (r < 0)
-		return accept_finish(req, r);
-	if (r > 0)
-		return accept_wouldblock(req, acc);
-	r = accept_call(req, acc);
-	if (r == -EAGAIN)
-		return accept_wouldblock(req, acc);
-	return accept_finish(req, r);
+	for (;;) {
+		r = accept_once(req, acc);
+		if (r == -EAGAIN)
+			return accept_wouldblock(req, acc);
+		/* After many in a row it ends: the program arms it again. */
+		if (!mshot || r < 0 || acc->posted >= NW_ACCEPT_MSHOT_MAX)
+			return accept_finish(req, acc, r);
+		r = accept_install(req, acc, r);
+		if (r < 0) {
+			nw_req_set_fail(req, r);
+			return accept_end(req, acc);
+		}
+		accept_post(req, acc, r);
+	}
 }
 
 struct nw_connect {
@@ -762,6 +1103,7 @@ int nw_shutdown_issue(struct nw_req *req, unsigned int issue_flags)
 
 struct nw_socket {
 	int domain, type, protocol;
+	uint32_t file_slot; /* direct descriptor: slot + 1, or ALLOC */
 };
 
 int nw_socket_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
@@ -775,13 +1117,11 @@ int nw_socket_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 	s->domain = READ_ONCE(sqe->fd);
 	s->type = (int)READ_ONCE(sqe->off);
 	s->protocol = (int)READ_ONCE(sqe->len);
+	s->file_slot = READ_ONCE(sqe->file_index);
 	flags = s->type & ~0xf; /* ~SOCK_TYPE_MASK */
-	if (READ_ONCE(sqe->file_index) && (flags & SOCK_CLOEXEC))
+	if (s->file_slot && (flags & SOCK_CLOEXEC))
 		return -EINVAL;
 	if (flags & ~(SOCK_CLOEXEC | SOCK_NONBLOCK))
-		return -EINVAL;
-	/* Direct descriptors: not supported. */
-	if (READ_ONCE(sqe->file_index))
 		return -EINVAL;
 	return 0;
 }
@@ -795,6 +1135,11 @@ int nw_socket_issue(struct nw_req *req, unsigned int issue_flags)
 	fd = socket(s->domain, s->type, s->protocol);
 	if (fd < 0)
 		return -errno;
+	if (s->file_slot) {
+		fd = nw_rsrc_install(req->ring, fd, s->file_slot);
+		if (fd < 0)
+			return fd;
+	}
 	req->res = fd;
 	return NW_COMPLETE;
 }

@@ -14,6 +14,11 @@
 #include "openclose.h"
 #include "sync.h"
 #include "net.h"
+#include "splice.h"
+#include "xattr.h"
+#include "kbuf.h"
+#include "rsrc.h"
+#include "msgring.h"
 
 /* clang-format off */
 const struct nw_opdef nw_opdefs[NW_OP_LAST] = {
@@ -30,6 +35,7 @@ const struct nw_opdef nw_opdefs[NW_OP_LAST] = {
 		.iopoll		= 1,
 		.needs_file	= 1,
 		.pollin		= 1,
+		.buffer_select	= 1,
 		.unbound_nonreg_file = 1,
 		.ioprio		= 1,
 		.prep		= nw_readv_prep,
@@ -64,6 +70,7 @@ const struct nw_opdef nw_opdefs[NW_OP_LAST] = {
 		.iopoll		= 1,
 		.needs_file	= 1,
 		.pollin		= 1,
+		.buffer_select	= 1,
 		.unbound_nonreg_file = 1,
 		.ioprio		= 1,
 		.prep		= nw_read_prep,
@@ -104,18 +111,21 @@ const struct nw_opdef nw_opdefs[NW_OP_LAST] = {
 	[IORING_OP_FSYNC] = {
 		.name		= "FSYNC",
 		.needs_file	= 1,
+		.always_punt	= 1,
 		.prep		= nw_fsync_prep,
 		.issue		= nw_fsync_issue,
 	},
 	[IORING_OP_SYNC_FILE_RANGE] = {
 		.name		= "SYNC_FILE_RANGE",
 		.needs_file	= 1,
+		.always_punt	= 1,
 		.prep		= nw_sfr_prep,
 		.issue		= nw_sfr_issue,
 	},
 	[IORING_OP_FALLOCATE] = {
 		.name		= "FALLOCATE",
 		.needs_file	= 1,
+		.always_punt	= 1,
 		.prep		= nw_fallocate_prep,
 		.issue		= nw_fallocate_issue,
 	},
@@ -130,8 +140,15 @@ const struct nw_opdef nw_opdefs[NW_OP_LAST] = {
 		.prep		= nw_close_prep,
 		.issue		= nw_close_issue,
 	},
+	[IORING_OP_FILES_UPDATE] = {
+		.name		= "FILES_UPDATE",
+		.iopoll		= 1,
+		.prep		= nw_files_update_prep,
+		.issue		= nw_files_update_issue,
+	},
 	[IORING_OP_STATX] = {
 		.name		= "STATX",
+		.always_punt	= 1,
 		.prep		= nw_statx_prep,
 		.issue		= nw_statx_issue,
 		.cleanup	= nw_fs_cleanup,
@@ -144,6 +161,7 @@ const struct nw_opdef nw_opdefs[NW_OP_LAST] = {
 	},
 	[IORING_OP_MADVISE] = {
 		.name		= "MADVISE",
+		.always_punt	= 1,
 		.prep		= nw_madvise_prep,
 		.issue		= nw_madvise_issue,
 	},
@@ -155,30 +173,35 @@ const struct nw_opdef nw_opdefs[NW_OP_LAST] = {
 	},
 	[IORING_OP_RENAMEAT] = {
 		.name		= "RENAMEAT",
+		.always_punt	= 1,
 		.prep		= nw_renameat_prep,
 		.issue		= nw_renameat_issue,
 		.cleanup	= nw_fs_cleanup,
 	},
 	[IORING_OP_UNLINKAT] = {
 		.name		= "UNLINKAT",
+		.always_punt	= 1,
 		.prep		= nw_unlinkat_prep,
 		.issue		= nw_unlinkat_issue,
 		.cleanup	= nw_fs_cleanup,
 	},
 	[IORING_OP_MKDIRAT] = {
 		.name		= "MKDIRAT",
+		.always_punt	= 1,
 		.prep		= nw_mkdirat_prep,
 		.issue		= nw_mkdirat_issue,
 		.cleanup	= nw_fs_cleanup,
 	},
 	[IORING_OP_SYMLINKAT] = {
 		.name		= "SYMLINKAT",
+		.always_punt	= 1,
 		.prep		= nw_symlinkat_prep,
 		.issue		= nw_symlinkat_issue,
 		.cleanup	= nw_fs_cleanup,
 	},
 	[IORING_OP_LINKAT] = {
 		.name		= "LINKAT",
+		.always_punt	= 1,
 		.prep		= nw_linkat_prep,
 		.issue		= nw_linkat_issue,
 		.cleanup	= nw_fs_cleanup,
@@ -219,6 +242,7 @@ const struct nw_opdef nw_opdefs[NW_OP_LAST] = {
 		.name		= "RECVMSG",
 		.needs_file	= 1,
 		.pollin		= 1,
+		.buffer_select	= 1,
 		.unbound_nonreg_file = 1,
 		.ioprio		= 1,
 		.prep		= nw_recvmsg_prep,
@@ -257,11 +281,75 @@ const struct nw_opdef nw_opdefs[NW_OP_LAST] = {
 		.name		= "RECV",
 		.needs_file	= 1,
 		.pollin		= 1,
+		.buffer_select	= 1,
 		.unbound_nonreg_file = 1,
 		.ioprio		= 1,
 		.prep		= nw_recv_prep,
 		.issue		= nw_sr_issue,
 		.cleanup	= nw_net_cleanup,
+	},
+	[IORING_OP_PROVIDE_BUFFERS] = {
+		.name		= "PROVIDE_BUFFERS",
+		.iopoll		= 1,
+		.prep		= nw_provide_buffers_prep,
+		.issue		= nw_provide_buffers_issue,
+	},
+	[IORING_OP_REMOVE_BUFFERS] = {
+		.name		= "REMOVE_BUFFERS",
+		.iopoll		= 1,
+		.prep		= nw_remove_buffers_prep,
+		.issue		= nw_remove_buffers_issue,
+	},
+	[IORING_OP_SPLICE] = {
+		.name		= "SPLICE",
+		.needs_file	= 1,
+		.unbound_nonreg_file = 1,
+		.prep		= nw_splice_prep,
+		.issue		= nw_splice_issue,
+	},
+	[IORING_OP_TEE] = {
+		.name		= "TEE",
+		.needs_file	= 1,
+		.unbound_nonreg_file = 1,
+		.prep		= nw_tee_prep,
+		.issue		= nw_splice_issue,
+	},
+	[IORING_OP_FSETXATTR] = {
+		.name		= "FSETXATTR",
+		.needs_file	= 1,
+		.always_punt	= 1,
+		.prep		= nw_fsetxattr_prep,
+		.issue		= nw_xattr_issue,
+		.cleanup	= nw_xattr_cleanup,
+	},
+	[IORING_OP_SETXATTR] = {
+		.name		= "SETXATTR",
+		.always_punt	= 1,
+		.prep		= nw_setxattr_prep,
+		.issue		= nw_xattr_issue,
+		.cleanup	= nw_xattr_cleanup,
+	},
+	[IORING_OP_FGETXATTR] = {
+		.name		= "FGETXATTR",
+		.needs_file	= 1,
+		.always_punt	= 1,
+		.prep		= nw_fgetxattr_prep,
+		.issue		= nw_xattr_issue,
+		.cleanup	= nw_xattr_cleanup,
+	},
+	[IORING_OP_GETXATTR] = {
+		.name		= "GETXATTR",
+		.always_punt	= 1,
+		.prep		= nw_getxattr_prep,
+		.issue		= nw_xattr_issue,
+		.cleanup	= nw_xattr_cleanup,
+	},
+	[IORING_OP_MSG_RING] = {
+		.name		= "MSG_RING",
+		.needs_file	= 1,
+		.iopoll		= 1,
+		.prep		= nw_msg_ring_prep,
+		.issue		= nw_msg_ring_issue,
 	},
 	[IORING_OP_SHUTDOWN] = {
 		.name		= "SHUTDOWN",

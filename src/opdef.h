@@ -20,6 +20,8 @@ struct nw_opdef {
 	unsigned iopoll : 1;		  /* allowed on an IOPOLL ring */
 	unsigned unbound_nonreg_file : 1; /* may block forever on non-files */
 	unsigned always_inline : 1; /* never queues: may run on a stack req */
+	/* always blocks (the kernel forces it async): no inline try */
+	unsigned always_punt : 1;
 	/*
 	 * Optional: prep and issue in one call for the common, flag-free
 	 * form of an always-inline op. Returns 0 with *res set, or -1 to

@@ -16,10 +16,12 @@
  * flags exactly as the kernel's build_open_how does, OPENAT2 through
  * openat2(2). A failed open fails its link.
  *
- * No registered file table exists yet: a direct descriptor (file_index)
- * gets what the kernel gives a ring without one, after the file was
- * opened (its O_CREAT happened): -ENXIO for a slot, -ENFILE for
- * IORING_FILE_INDEX_ALLOC. CLOSE of a slot is -ENXIO.
+ * Direct descriptors (file_index): the file is opened, then installed in
+ * the fixed slot (rsrc.c nw_rsrc_install), as io_fixed_fd_install does
+ * after the open: so a failed install (-ENXIO without a table, -EINVAL out
+ * of range, -ENFILE with no free slot for IORING_FILE_INDEX_ALLOC) comes
+ * after the file was created. The result is 0, or the slot allocated.
+ * CLOSE with file_index closes the slot (-EBADF if empty).
  *
  * CLOSE runs inline (the kernel punts files with a ->flush method, which
  * user space cannot see; close(2) does the flush either way). Closing a
@@ -35,6 +37,7 @@
 #include "openclose.h"
 #include "fs.h"
 #include "poll.h"
+#include "rsrc.h"
 
 #ifndef RESOLVE_CACHED
 #define RESOLVE_CACHED 0x20
@@ -265,13 +268,12 @@ int nw_openat_issue(struct nw_req *req, unsigned int issue_flags)
 	}
 	if (fd < 0)
 		return fd; /* the kernel fails the link */
-	if (op->file_slot) {
-		/* io_fixed_fd_install on a ring without a file table. */
-		close(fd);
-		return op->file_slot == IORING_FILE_INDEX_ALLOC ? -ENFILE
-								: -ENXIO;
-	}
 	fd_forget(req->ring, fd);
+	if (op->file_slot) {
+		fd = nw_rsrc_install(req->ring, fd, op->file_slot);
+		if (fd < 0)
+			return fd;
+	}
 	req->res = fd;
 	return NW_COMPLETE;
 }
@@ -299,8 +301,13 @@ int nw_close_issue(struct nw_req *req, unsigned int issue_flags)
 	struct nw_ring *ring;
 	int ret;
 
-	if (cl->file_slot)
-		return -ENXIO; /* io_fixed_fd_remove without a file table */
+	if (cl->file_slot) {
+		ret = nw_rsrc_remove(req->ring, cl->file_slot - 1);
+		if (ret < 0)
+			return ret;
+		req->res = 0;
+		return NW_COMPLETE;
+	}
 	/* Not an fd (-EBADF), or a ring: io_is_uring_fops says -EBADF. */
 	ret = nw_ring_lookup(cl->fd, &ring);
 	if (ret != -EOPNOTSUPP)

@@ -23,9 +23,17 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <fcntl.h>
+#include <linux/membarrier.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include "poll.h"
+#include "cancel.h"
 #include "opdef.h"
+#include "rsrc.h"
 #include "timeout.h"
+#include "kbuf.h"
 
 #define NW_POLL_MAX_ARMS 128 /* the kernel's APOLL_MAX_RETRY */
 #define NW_POLL_ALWAYS	 (NW_POLLERR | NW_POLLHUP)
@@ -40,6 +48,9 @@ struct nw_pollfd {
 	long long verify_due_ns; /* next check that the watch is current */
 	long long verify_ivl_ns; /* doubles up to NW_VERIFY_MAX_NS */
 	struct nw_list parked;
+	/* The fd is a ring's: watch_fd (a dup of its poll_evfd) is watched. */
+	struct nw_ring *target;
+	int watch_fd;
 };
 
 /*
@@ -60,6 +71,17 @@ static long long now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* A POLL_ADD's own state: the ring whose fd it is parked on, if any. */
+struct nw_poll_ring {
+	struct nw_ring *target;
+	unsigned int wake_res; /* woken by the target's CQ post: POLLIN */
+};
+_Static_assert(sizeof(struct nw_poll_ring) <= NW_REQ_CMD_SIZE, "size");
+static struct nw_poll_ring *ring_poll(struct nw_req *req)
+{
+	return nw_req_cmd(req, struct nw_poll_ring);
 }
 
 static unsigned long stat_reissue;
@@ -112,12 +134,18 @@ static unsigned int *edge_seq(struct nw_pollfd *pfd, unsigned int mask)
 
 bool nw_poll_prepare(struct nw_req *req, unsigned int mask, int *kind)
 {
+	return nw_poll_prepare_fd(req, req->fd, mask, kind);
+}
+
+bool nw_poll_prepare_fd(struct nw_req *req, int fd, unsigned int mask,
+			int *kind)
+{
 	struct nw_ring *ring = req->ring;
 	struct nw_pollfd *pfd;
 	bool skip = false;
 
 	pthread_mutex_lock(&ring->poll_lock);
-	pfd = pollfd_get(ring, req->fd, false);
+	pfd = pollfd_get(ring, fd, false);
 	req->poll_seq = pfd ? *edge_seq(pfd, mask) : 0;
 	*kind = pfd ? pfd->kind : NW_FD_UNKNOWN;
 	if (pfd) {
@@ -203,10 +231,16 @@ static void pollfd_reset(struct nw_pollfd *pfd)
 }
 
 /* Watch pfd's fd on first use; later watches are checked by the reactor. */
+static void ring_pfd_unwatch(struct nw_ring *ring, struct nw_pollfd *pfd);
+static void ring_pfd_verify(struct nw_ring *ring, struct nw_pollfd *pfd,
+			    struct nw_list *ready);
+
 static int pollfd_watch(struct nw_ring *ring, struct nw_pollfd *pfd)
 {
 	int r;
 
+	if (pfd->target)
+		ring_pfd_unwatch(ring, pfd); /* no longer a ring's fd */
 	if (pfd->watched)
 		return 0;
 	r = nw_loop_add(&ring->loop, pfd->fd, pfd);
@@ -233,9 +267,31 @@ static void park(struct nw_ring *ring, struct nw_pollfd *pfd,
 	nw_parks++;
 	nw_list_add_tail(&req->poll_node, &pfd->parked);
 	__atomic_add_fetch(&ring->nr_parked, 1, __ATOMIC_RELAXED);
+	if ((req->flags & NW_REQ_F_POLL_ADD) && pfd->target) {
+		ring_poll(req)->target = pfd->target;
+		__atomic_add_fetch(&pfd->target->ring_pollers, 1,
+				   __ATOMIC_SEQ_CST);
+	}
+}
+
+/* Take a parked req off its fd's list. Called with poll_lock held. */
+static void unpark(struct nw_ring *ring, struct nw_req *req)
+{
+	nw_list_del(&req->poll_node);
+	__atomic_sub_fetch(&ring->nr_parked, 1, __ATOMIC_RELAXED);
+	if ((req->flags & NW_REQ_F_POLL_ADD) && ring_poll(req)->target) {
+		__atomic_sub_fetch(&ring_poll(req)->target->ring_pollers, 1,
+				   __ATOMIC_RELAXED);
+		ring_poll(req)->target = NULL;
+	}
 }
 
 int nw_poll_arm(struct nw_req *req, unsigned int mask)
+{
+	return nw_poll_arm_fd(req, req->fd, mask);
+}
+
+int nw_poll_arm_fd(struct nw_req *req, int fd, unsigned int mask)
 {
 	struct nw_ring *ring = req->ring;
 	struct nw_pollfd *pfd;
@@ -246,7 +302,7 @@ int nw_poll_arm(struct nw_req *req, unsigned int mask)
 	pthread_mutex_lock(&ring->poll_lock);
 	if (loop_ensure(ring))
 		goto aborted;
-	pfd = pollfd_get(ring, req->fd, true);
+	pfd = pollfd_get(ring, fd, true);
 	if (!pfd)
 		goto aborted;
 	if (pollfd_watch(ring, pfd)) {
@@ -277,6 +333,23 @@ aborted:
 	return NW_POLL_ABORTED;
 }
 
+/*
+ * An edge of a ring pfd is a CQ post to the ring (its poll eventfd). The
+ * kernel wakes the ring's pollers with the key EPOLLIN|EPOLL_URING_WAKE:
+ * a poll that asked for POLLIN completes with POLLIN, as the key says (its
+ * state is not read again); one that did not ignores the wake; a
+ * multishot one turns oneshot (no wake loop through its own CQE).
+ */
+static bool ring_pfd_hit(struct nw_req *req, unsigned int ev)
+{
+	if (!(ev & NW_POLLIN) || !(req->poll_mask & NW_POLLIN))
+		return false;
+	if (req->flags & NW_REQ_F_POLL_ADD)
+		ring_poll(req)->wake_res = NW_POLLIN;
+	req->flags &= ~NW_REQ_F_MSHOT;
+	return true;
+}
+
 /* Count an edge and move the requests it wakes to *ready. Under poll_lock. */
 static void pollfd_event(struct nw_ring *ring, struct nw_pollfd *pfd,
 			 unsigned int ev, struct nw_list *ready)
@@ -292,13 +365,16 @@ static void pollfd_event(struct nw_ring *ring, struct nw_pollfd *pfd,
 			nw_list_entry(pos, struct nw_req, poll_node);
 		unsigned int hit = ev & (req->poll_mask | NW_POLL_ALWAYS);
 
-		if (!hit)
+		if (pfd->target) {
+			if (!ring_pfd_hit(req, ev))
+				continue;
+		} else if (!hit) {
 			continue;
+		}
 		req->poll_events |= ev;
 		if (req->flags & NW_REQ_F_MSHOT)
 			continue; /* stays parked; nw_poll_fire posts a CQE */
-		nw_list_del(&req->poll_node);
-		__atomic_sub_fetch(&ring->nr_parked, 1, __ATOMIC_RELAXED);
+		unpark(ring, req);
 		nw_list_add_tail(&req->poll_node, ready);
 	}
 }
@@ -376,10 +452,9 @@ static void cancel_all_parked(struct nw_ring *ring, struct nw_list *ready)
 		if (!pfd)
 			continue;
 		nw_list_for_each_safe(pos, tmp, &pfd->parked) {
-			nw_list_del(pos);
+			unpark(ring, nw_list_entry(pos, struct nw_req,
+						   poll_node));
 			nw_list_add_tail(pos, ready);
-			__atomic_sub_fetch(&ring->nr_parked, 1,
-					   __ATOMIC_RELAXED);
 		}
 	}
 	pthread_mutex_unlock(&ring->poll_lock);
@@ -424,6 +499,10 @@ static void verify_watches(struct nw_ring *ring, struct nw_list *ready,
 		if (pfd->verify_ivl_ns < NW_VERIFY_MAX_NS)
 			pfd->verify_ivl_ns *= 2;
 		pfd->verify_due_ns = now + pfd->verify_ivl_ns;
+		if (pfd->target) {
+			ring_pfd_verify(ring, pfd, ready);
+			continue;
+		}
 		r = nw_loop_add(&ring->loop, pfd->fd, pfd);
 		if (r == 1)
 			continue; /* still the file we watch */
@@ -432,11 +511,9 @@ static void verify_watches(struct nw_ring *ring, struct nw_list *ready,
 			struct nw_req *req =
 				nw_list_entry(pos, struct nw_req, poll_node);
 
-			if (req->flags & NW_REQ_F_POLL_ADD)
+			if (req->flags & (NW_REQ_F_POLL_ADD | NW_REQ_F_MSHOT))
 				continue; /* the new watch will wake it */
-			nw_list_del(pos);
-			__atomic_sub_fetch(&ring->nr_parked, 1,
-					   __ATOMIC_RELAXED);
+			unpark(ring, req);
 			nw_list_add_tail(pos, ready);
 		}
 	}
@@ -474,6 +551,35 @@ static int harvest(struct nw_ring *ring, struct nw_loop_event *ev, int n,
 	return nr_mshot;
 }
 
+/*
+ * The reactor thread of a DEFER_TASKRUN ring only notices readiness: what
+ * became ready is queued as task work, which signals the registered
+ * eventfd as the kernel's local task work does, and the submitter
+ * reissues it in enter (nw_poll_fire_tw), never this thread.
+ */
+static void defer_ready(struct nw_list *ready, struct nw_req **mshot,
+			int nr_mshot)
+{
+	struct nw_list *pos, *tmp;
+
+	nw_list_for_each_safe(pos, tmp, ready) {
+		struct nw_req *req =
+			nw_list_entry(pos, struct nw_req, poll_node);
+
+		nw_list_del(pos);
+		req->flags |= NW_REQ_F_TW_FIRE;
+		nw_req_complete_async(req);
+	}
+	for (int i = 0; i < nr_mshot; i++)
+		nw_req_complete_async(mshot[i]);
+}
+
+void nw_poll_fire_tw(struct nw_req *req)
+{
+	req->flags &= ~NW_REQ_F_TW_FIRE;
+	poll_fire(req, true);
+}
+
 /* Run what became ready, in the thread's role (see enum nw_run_mode). */
 static void run_ready(struct nw_ring *ring, struct nw_list *ready,
 		      struct nw_req **mshot, int nr_mshot, int mode)
@@ -484,6 +590,10 @@ static void run_ready(struct nw_ring *ring, struct nw_list *ready,
 	struct nw_list *pos, *tmp;
 	int i;
 
+	if (mode == NW_RUN_BG && ring->lockless_cq) {
+		defer_ready(ready, mshot, nr_mshot);
+		return;
+	}
 	if (mode == NW_RUN_DRIVER) {
 		nw_submit_lock(ring);
 		nw_cq_begin_batch(ring);
@@ -509,6 +619,19 @@ static void run_ready(struct nw_ring *ring, struct nw_list *ready,
 		if (!ring->lockless_cq)
 			nw_run_tw_trylock(ring);
 	}
+}
+
+/*
+ * The program let go of the ring (no fd, no mapping): what ring exit does
+ * in the kernel. Every request still in flight is cancelled (those in a
+ * worker interrupted) and the registered files are closed, so that the
+ * other ends of pipes and sockets see the ring's references go.
+ */
+static void ring_exit(struct nw_ring *ring)
+{
+	nw_cancel_ring_exit(ring);
+	nw_rsrc_unregister_files(ring, NULL, 0);
+	nw_kbuf_free_all(ring);
 }
 
 int nw_poll_run(struct nw_ring *ring, const struct timespec *timeout,
@@ -538,13 +661,14 @@ int nw_poll_run(struct nw_ring *ring, const struct timespec *timeout,
 		    __atomic_load_n(&ring->driver, __ATOMIC_RELAXED))
 			nw_loop_wake(&ring->loop);
 	if (mode == NW_RUN_BG &&
-	    (ring->dead ||
+	    (ring->dead || ring->gone ||
 	     ((!nw_list_empty(&ready) || nr_mshot) && ring_gone(ring)))) {
 		for (i = 0; i < nr_mshot; i++)
 			mshot[i]->flags |= NW_REQ_F_CANCELED;
 		cancel_all_parked(ring, &ready);
 		for (i = 0; i < nr_mshot; i++)
 			nw_req_complete_async(mshot[i]);
+		ring_exit(ring);
 		return n;
 	}
 	run_ready(ring, &ready, mshot, nr_mshot, mode);
@@ -578,13 +702,26 @@ static void *reactor_main(void *arg)
 	return NULL;
 }
 
+/*
+ * A DEFER_TASKRUN ring completes only in enter, but someone must notice
+ * readiness meanwhile when that is observable: a registered eventfd,
+ * IORING_SQ_TASKRUN (TASKRUN_FLAG), or a poll of the ring's fd
+ * (io_uring_poll reports queued task work).
+ */
+static bool defer_reactor_wanted(struct nw_ring *ring)
+{
+	return READ_ONCE(ring->evfd) >= 0 ||
+	       (ring->flags & IORING_SETUP_TASKRUN_FLAG) ||
+	       __atomic_load_n(&ring->poll_activated, __ATOMIC_ACQUIRE);
+}
+
 static void reactor_ensure(struct nw_ring *ring)
 {
 	pthread_attr_t attr;
 	sigset_t all, old;
 	pthread_t tid;
 
-	if (ring->lockless_cq ||
+	if ((ring->lockless_cq && !defer_reactor_wanted(ring)) ||
 	    __atomic_load_n(&ring->bg_running, __ATOMIC_ACQUIRE))
 		return;
 	pthread_mutex_lock(&ring->reactor_mu);
@@ -632,9 +769,7 @@ int nw_poll_cancel(struct nw_ring *ring, bool (*match)(struct nw_req *, void *),
 
 			if ((!all && n) || !match(req, arg))
 				continue;
-			nw_list_del(pos);
-			__atomic_sub_fetch(&ring->nr_parked, 1,
-					   __ATOMIC_RELAXED);
+			unpark(ring, req);
 			n++;
 			if (req->flags & NW_REQ_F_TW_QUEUED) {
 				req->flags |= NW_REQ_F_CANCELED;
@@ -702,6 +837,8 @@ int nw_poll_add_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 	req->flags |= NW_REQ_F_POLL_ADD;
 	if (flags & IORING_POLL_ADD_MULTI)
 		req->flags |= NW_REQ_F_MSHOT;
+	ring_poll(req)->target = NULL;
+	ring_poll(req)->wake_res = 0;
 	return 0;
 }
 
@@ -717,14 +854,211 @@ static void mshot_post(struct nw_req *req, unsigned int ready)
 	req->cflags = 0;
 }
 
+/*
+ * ---- POLL_ADD on a ring's fd (the kernel's io_uring_poll) ----
+ * A ring fd is a memfd, which poll(2) always calls ready and epoll cannot
+ * watch. The ring's state is read instead, and the ring that is polled
+ * (the target) writes its poll_evfd at every CQ commit while polls wait
+ * on it; each polling ring watches a dup of that eventfd in its own epoll
+ * set, in place of the fd, so the usual park and reissue machinery runs.
+ * Lost wake-ups are ruled out by ordering: a poller announces itself
+ * (ring_pollers, seq_cst) before it reads the target's state, and the
+ * target publishes its CQ tail and then, after a full fence, reads
+ * ring_pollers (complete.c). Activation (the first poll of a ring) makes
+ * the target take that fence from then on; membarrier() covers the
+ * target's commits that race with the activation itself.
+ */
+
+static pthread_mutex_t activate_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Every thread of the process passes a full barrier (best effort). */
+static void barrier_all_threads(void)
+{
+	static int registered;
+
+	if (!registered)
+		registered = syscall(SYS_membarrier,
+				     MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
+				     0, 0) == 0
+				     ? 1
+				     : -1;
+	if (registered > 0)
+		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0,
+			0);
+}
+
+/* First poll of ring t: give it its poll eventfd. 0 or -errno. */
+static int ring_activate(struct nw_ring *t)
+{
+	int fd, ret = 0;
+
+	if (__atomic_load_n(&t->poll_activated, __ATOMIC_ACQUIRE))
+		return 0;
+	pthread_mutex_lock(&activate_lock);
+	if (!t->poll_activated) {
+		fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (fd < 0) {
+			ret = -errno;
+		} else {
+			t->poll_evfd = fd;
+			__atomic_store_n(&t->poll_activated, true,
+					 __ATOMIC_SEQ_CST);
+			barrier_all_threads();
+		}
+	}
+	pthread_mutex_unlock(&activate_lock);
+	/* A DEFER_TASKRUN ring now needs its reactor to notice readiness. */
+	if (!ret && __atomic_load_n(&t->nr_parked, __ATOMIC_RELAXED) &&
+	    nw_poll_active(t))
+		reactor_ensure(t);
+	return ret;
+}
+
+void nw_poll_ring_wake(struct nw_ring *ring)
+{
+	if (__atomic_load_n(&ring->ring_pollers, __ATOMIC_SEQ_CST))
+		eventfd_write(ring->poll_evfd, 1);
+}
+
+/*
+ * What poll says of ring t: EPOLLOUT|EPOLLWRNORM while the SQ is not
+ * full, EPOLLIN|EPOLLRDNORM while CQEs wait, overflowed CQEs wait, or (a
+ * DEFER_TASKRUN ring) task work is queued. The SQ is full by the head as
+ * published, as in io_sqring_full: a ring that polls itself during a
+ * submit sees the SQEs of that submit as still queued.
+ */
+static unsigned int ring_mask(struct nw_ring *t)
+{
+	unsigned int mask = 0;
+
+	if (load_acquire(t->sq_tail) - load_acquire(t->sq_head) !=
+	    t->sq_entries)
+		mask |= POLLOUT | POLLWRNORM;
+	if (nw_cq_ready(t) ||
+	    (load_acquire(t->sq_flags) & IORING_SQ_CQ_OVERFLOW) ||
+	    (t->lockless_cq && __atomic_load_n(&t->tw_head, __ATOMIC_ACQUIRE)))
+		mask |= POLLIN | POLLRDNORM;
+	return mask;
+}
+
+/* Stop watching pfd's ring. Called with poll_lock held. */
+static void ring_pfd_unwatch(struct nw_ring *ring, struct nw_pollfd *pfd)
+{
+	nw_loop_del(&ring->loop, pfd->watch_fd);
+	close(pfd->watch_fd);
+	pfd->target = NULL;
+	pfd->watched = false;
+	pollfd_reset(pfd);
+}
+
+/* Watch ring t's poll eventfd for pfd (whose fd names t). Under poll_lock. */
+static int ring_pfd_watch(struct nw_ring *ring, struct nw_pollfd *pfd,
+			  struct nw_ring *t)
+{
+	int fd, r;
+
+	if (pfd->target == t)
+		return 0;
+	if (pfd->target)
+		ring_pfd_unwatch(ring, pfd);
+	fd = fcntl(t->poll_evfd, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0)
+		return -errno;
+	/* Old posts must not read as a new one when the watch starts. */
+	eventfd_read(fd, &(eventfd_t){0});
+	r = nw_loop_add(&ring->loop, fd, pfd);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	pfd->watch_fd = fd;
+	pfd->target = t;
+	pfd->watched = false;
+	pollfd_reset(pfd);
+	return 0;
+}
+
+/*
+ * The reactor's check of a ring pfd: does the fd still name its ring? If
+ * not, every request parked on it goes to *ready to be reissued. Called
+ * with poll_lock held.
+ */
+static void ring_pfd_verify(struct nw_ring *ring, struct nw_pollfd *pfd,
+			    struct nw_list *ready)
+{
+	struct nw_list *pos, *tmp;
+	struct nw_ring *t;
+
+	if (!nw_ring_lookup(pfd->fd, &t) && t == pfd->target)
+		return;
+	ring_pfd_unwatch(ring, pfd);
+	nw_list_for_each_safe(pos, tmp, &pfd->parked) {
+		unpark(ring, nw_list_entry(pos, struct nw_req, poll_node));
+		nw_list_add_tail(pos, ready);
+	}
+}
+
+/* POLL_ADD on ring t's fd: NW_COMPLETE, NW_QUEUED or -errno. */
+static int ring_poll_issue(struct nw_req *req, struct nw_ring *t)
+{
+	struct nw_ring *ring = req->ring;
+	struct nw_pollfd *pfd;
+	int ret = ring_activate(t);
+
+	if (ret)
+		return ret;
+	/* Announce, then look (see above); parking keeps a count of its own. */
+	__atomic_add_fetch(&t->ring_pollers, 1, __ATOMIC_SEQ_CST);
+	for (;;) {
+		unsigned int seq0, ready;
+		int kind;
+
+		nw_poll_prepare(req, NW_POLLIN, &kind);
+		seq0 = req->poll_seq;
+		ready = ring_mask(t) & req->poll_mask;
+		if (ready && !(req->flags & NW_REQ_F_MSHOT)) {
+			req->res = (int)ready;
+			ret = NW_COMPLETE;
+			break;
+		}
+		if (ready)
+			mshot_post(req, ready);
+		pthread_mutex_lock(&ring->poll_lock);
+		pfd = loop_ensure(ring) ? NULL : pollfd_get(ring, req->fd, true);
+		if (!pfd || ring_pfd_watch(ring, pfd, t)) {
+			pthread_mutex_unlock(&ring->poll_lock);
+			ret = -ENOMEM;
+			break;
+		}
+		if (pfd->in_seq == seq0 || ready) {
+			park(ring, pfd, req, req->poll_mask);
+			pthread_mutex_unlock(&ring->poll_lock);
+			reactor_ensure(ring);
+			ret = NW_QUEUED;
+			break;
+		}
+		pthread_mutex_unlock(&ring->poll_lock);
+	}
+	__atomic_sub_fetch(&t->ring_pollers, 1, __ATOMIC_RELAXED);
+	return ret;
+}
+
 int nw_poll_add_issue(struct nw_req *req, unsigned int issue_flags)
 {
 	struct nw_ring *ring = req->ring;
 	struct pollfd p = {.fd = req->fd, .events = (short)req->poll_mask};
 	struct nw_pollfd *pfd;
+	struct nw_ring *t;
 
 	if (req->fd < 0)
 		return -EBADF;
+	if (unlikely(ring_poll(req)->wake_res)) {
+		req->res = (int)ring_poll(req)->wake_res;
+		ring_poll(req)->wake_res = 0;
+		return NW_COMPLETE;
+	}
+	if (unlikely(nw_is_ring_fd(req->fd)) && !nw_ring_lookup(req->fd, &t))
+		return ring_poll_issue(req, t);
 	for (;;) {
 		unsigned int seq0, ready;
 
@@ -762,6 +1096,82 @@ err_unlock:
 	return -ENOMEM;
 }
 
+/*
+ * Park a multishot op (RECV_MULTISHOT) on its fd for good, and queue its
+ * first attempt as task work: the op runs only on the submit side
+ * (nw_poll_tw, issue flag NW_ISSUE_F_MSHOT), where it may post CQEs. The
+ * caller must not touch req after a 0 (it may be complete already when
+ * called off the submit side). 0 or -errno: the fd cannot be watched.
+ */
+int nw_poll_arm_mshot(struct nw_req *req, unsigned int mask)
+{
+	struct nw_ring *ring = req->ring;
+	struct nw_pollfd *pfd;
+	int ret = -ENOMEM;
+
+	pthread_mutex_lock(&ring->poll_lock);
+	if (loop_ensure(ring))
+		goto out;
+	pfd = pollfd_get(ring, req->fd, true);
+	if (!pfd)
+		goto out;
+	ret = pollfd_watch(ring, pfd);
+	if (ret)
+		goto out;
+	req->flags |= NW_REQ_F_MSHOT | NW_REQ_F_TW_QUEUED;
+	req->poll_events = mask;
+	park(ring, pfd, req, mask);
+out:
+	pthread_mutex_unlock(&ring->poll_lock);
+	if (ret)
+		return ret;
+	reactor_ensure(ring);
+	nw_req_complete_async(req);
+	return 0;
+}
+
+/*
+ * A multishot op's turn, on the submit side. TW_QUEUED stays set while it
+ * runs, so edges meanwhile only note poll_events; if any came, it runs
+ * again. Returns true while it stays armed; false when it is done
+ * (unparked, req->res final).
+ */
+static bool mshot_op_tw(struct nw_req *req)
+{
+	struct nw_ring *ring = req->ring;
+	int ret = nw_opdefs[req->opcode].issue(req, NW_ISSUE_F_NONBLOCK |
+							    NW_ISSUE_F_MSHOT);
+	bool again = false;
+
+	pthread_mutex_lock(&ring->poll_lock);
+	if (ret != NW_QUEUED) {
+		unpark(ring, req);
+		req->flags &= ~(NW_REQ_F_MSHOT | NW_REQ_F_TW_QUEUED);
+	} else if (req->poll_events) {
+		again = true;
+		req->poll_events = 0;
+	} else {
+		req->flags &= ~NW_REQ_F_TW_QUEUED;
+	}
+	pthread_mutex_unlock(&ring->poll_lock);
+	if (ret != NW_QUEUED) {
+		if (ret < 0)
+			nw_req_set_fail(req, ret);
+		return false;
+	}
+	if (again)
+		nw_req_complete_async(req);
+	return true;
+}
+
+/* A multishot op asks for another turn (fairness: it had its share). */
+void nw_poll_mshot_requeue(struct nw_req *req)
+{
+	pthread_mutex_lock(&req->ring->poll_lock);
+	req->poll_events |= req->poll_mask;
+	pthread_mutex_unlock(&req->ring->poll_lock);
+}
+
 /* A multishot event queued by the reactor, delivered on the submit side.
  * Returns true while the request stays armed. */
 bool nw_poll_tw(struct nw_req *req)
@@ -771,6 +1181,11 @@ bool nw_poll_tw(struct nw_req *req)
 	bool canceled;
 
 	pthread_mutex_lock(&ring->poll_lock);
+	if (!(req->flags & (NW_REQ_F_POLL_ADD | NW_REQ_F_CANCELED))) {
+		req->poll_events = 0;
+		pthread_mutex_unlock(&ring->poll_lock);
+		return mshot_op_tw(req);
+	}
 	ev = req->poll_events;
 	req->poll_events = 0;
 	req->flags &= ~NW_REQ_F_TW_QUEUED;
@@ -830,9 +1245,7 @@ static struct nw_req *poll_find(struct nw_ring *ring, uint64_t user_data)
 			if (!(r->flags & NW_REQ_F_POLL_ADD) ||
 			    r->user_data != user_data)
 				continue;
-			nw_list_del(pos);
-			__atomic_sub_fetch(&ring->nr_parked, 1,
-					   __ATOMIC_RELAXED);
+			unpark(ring, r);
 			return r;
 		}
 	}

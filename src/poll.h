@@ -21,6 +21,9 @@ enum {
  * not ready (no edge seen since it last said EAGAIN).
  */
 bool nw_poll_prepare(struct nw_req *req, unsigned int mask, int *kind);
+/* The same for another fd of the request (SPLICE's input, say). */
+bool nw_poll_prepare_fd(struct nw_req *req, int fd, unsigned int mask,
+			int *kind);
 
 /* What the engine has learnt of an fd (cached per ring and fd number). */
 enum nw_fd_kind {
@@ -36,6 +39,11 @@ void nw_poll_drive_begin(struct nw_ring *ring);
 void nw_poll_drive_end(struct nw_ring *ring);
 /* After an attempt said EAGAIN: park req until mask is ready. */
 int nw_poll_arm(struct nw_req *req, unsigned int mask);
+/*
+ * The same on another fd than req->fd: the request waits on fd (prepared
+ * with nw_poll_prepare_fd) while cancel still matches it by req->fd.
+ */
+int nw_poll_arm_fd(struct nw_req *req, int fd, unsigned int mask);
 /*
  * Harvest readiness once and reissue what became ready. Called by a
  * waiter in enter, the submitter right after a batch that parked requests
@@ -76,5 +84,16 @@ int nw_poll_remove_issue(struct nw_req *req, unsigned int issue_flags);
 
 /* Multishot POLL_ADD event delivery on the submit side (nw_run_tw). */
 bool nw_poll_tw(struct nw_req *req);
+/* A request the DEFER_TASKRUN reactor queued (TW_FIRE): reissue it now. */
+void nw_poll_fire_tw(struct nw_req *req);
+/*
+ * Ring ring's CQ (or DEFER task work) changed: wake the polls of its fd.
+ * Called after a full fence, only once ring->poll_activated is set.
+ */
+void nw_poll_ring_wake(struct nw_ring *ring);
+/* Park a multishot op for good; its attempts run as task work: 0/-errno. */
+int nw_poll_arm_mshot(struct nw_req *req, unsigned int mask);
+/* From a multishot op's turn: run it again (it stopped early). */
+void nw_poll_mshot_requeue(struct nw_req *req);
 
 #endif

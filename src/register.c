@@ -13,6 +13,9 @@
 #include "internal.h"
 #include "opdef.h"
 #include "rsrc.h"
+#include "cancel.h"
+#include "sqpoll.h"
+#include "kbuf.h"
 
 #define NW_PROBE_MAX_OPS 256
 
@@ -130,6 +133,7 @@ static int reg_enable_rings(struct nw_ring *ring, void *arg,
 	if (ring->single_issuer && !ring->submitter_tid)
 		ring->submitter_tid = nw_gettid();
 	WRITE_ONCE(ring->disabled, false);
+	nw_sqpoll_wake(ring); /* a sleeping SQPOLL poller looks again */
 	return 0;
 }
 
@@ -149,6 +153,19 @@ static const struct nw_regdef nw_regdefs[IORING_REGISTER_LAST] = {
 	[IORING_REGISTER_EVENTFD_ASYNC]	= { "EVENTFD_ASYNC", reg_eventfd_async },
 	[IORING_REGISTER_PROBE]		= { "PROBE", reg_probe },
 	[IORING_REGISTER_ENABLE_RINGS]	= { "ENABLE_RINGS", reg_enable_rings },
+	[IORING_REGISTER_SYNC_CANCEL]	= { "SYNC_CANCEL", nw_sync_cancel },
+	[IORING_REGISTER_PBUF_RING]	= { "PBUF_RING", nw_kbuf_register_ring },
+	[IORING_UNREGISTER_PBUF_RING]	= { "UNREGISTER_PBUF_RING",
+					    nw_kbuf_unregister_ring },
+	[IORING_REGISTER_FILES2]	= { "FILES2", nw_rsrc_register_files2 },
+	[IORING_REGISTER_FILES_UPDATE2]	= { "FILES_UPDATE2",
+					    nw_rsrc_update_files2 },
+	[IORING_REGISTER_BUFFERS2]	= { "BUFFERS2",
+					    nw_rsrc_register_buffers2 },
+	[IORING_REGISTER_BUFFERS_UPDATE] = { "BUFFERS_UPDATE",
+					     nw_rsrc_update_buffers },
+	[IORING_REGISTER_FILE_ALLOC_RANGE] = { "FILE_ALLOC_RANGE",
+					       nw_rsrc_file_alloc_range },
 };
 /* clang-format on */
 

@@ -123,7 +123,8 @@ void nw_ring_add(struct nw_ring *ring, int fd)
 	ring->next = rings;
 	rings = ring;
 	pthread_mutex_unlock(&rings_lock);
-	ring->last_fd = fd;
+	/* Atomic: an SQPOLL poller may be asking nw_ring_referenced. */
+	__atomic_store_n(&ring->last_fd, fd, __ATOMIC_RELAXED);
 	mark_ring_fd(fd);
 	/* The fd number may be cached for a ring that was closed before. */
 	if ((unsigned int)fd < NW_FD_CACHE)

@@ -1,11 +1,29 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Registered files (IOSQE_FIXED_FILE) and registered buffers (READ_FIXED,
- * WRITE_FIXED). The file table holds the engine's own duplicate of each
- * fd, so that the program closing its fd leaves the slot working, as the
- * kernel's file reference does. Tables change on the submit side (the
- * register calls take it), so the submit path reads them without a lock.
- * Semantics: kernel io_uring/rsrc.c, filetable.c, register.c.
+ * Registered files (IOSQE_FIXED_FILE, direct descriptors) and registered
+ * buffers (READ_FIXED, WRITE_FIXED), with their tags; IORING_OP_FILES_UPDATE.
+ * Semantics: kernel io_uring/rsrc.c, filetable.c, register.c (6.18).
+ *
+ * A file slot holds a node: the engine's own fd for the file and the slot's
+ * tag. A request using the slot takes a reference on the node (the kernel's
+ * req->file_node), so a slot replaced or closed while a request still uses
+ * it keeps its file open until that request is freed; the last reference
+ * closes the fd and posts the tag's CQE (user_data = tag, res 0), as the
+ * kernel's io_free_rsrc_node does. Buffer slots post their tag when they
+ * are removed: 6.18 posts it then even while a READ_FIXED on it is parked.
+ *
+ * Where the fds live: a direct descriptor has no number in the kernel, but
+ * here it is an fd of the process. The engine moves every slot's fd out of
+ * the program's way, to the lowest free number at or above half the
+ * RLIMIT_NOFILE soft limit (at most 65536), with FD_CLOEXEC, so the numbers
+ * the program gets from open/socket/accept are the ones it would get on the
+ * kernel. A program that closes or dup2()s over fds it did not open (say
+ * close_range(3, ~0U)) closes the engine's too, as it would a library's.
+ *
+ * Locking: rsrc->lock guards the tables and is taken from any thread (ops
+ * install and remove files from workers and the reactor too). Nodes are
+ * put after it is dropped. Tags are posted directly by the submit side
+ * (register calls, request free) and as task work from other threads.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,210 +33,881 @@
 #include <sys/resource.h>
 #include <sys/uio.h>
 #include "rsrc.h"
+#include "poll.h"
 
 #define NW_MAX_FIXED_FILES (1U << 20)
 #define NW_MAX_REG_BUFFERS (1U << 14)
 #define NW_MAX_BUF_LEN	   (1ULL << 30)
+#define NW_SLOT_FD_MAX	   65536
 
-static void close_files(int *files, unsigned int nr)
+struct nw_rsrc_node {
+	int refs; /* the table's, plus one per request using it (atomic) */
+	int fd;	  /* the engine's fd for the file */
+	uint64_t tag;
+};
+
+struct nw_buf_slot {
+	struct iovec iov; /* iov_base NULL: empty */
+	uint64_t tag;
+};
+
+struct nw_rsrc {
+	pthread_mutex_t lock;
+	struct nw_rsrc_node **files; /* NULL entries are empty slots */
+	unsigned int nr_files;	     /* 0: no table */
+	unsigned int alloc_start, alloc_end, alloc_hint;
+	struct nw_buf_slot *bufs;
+	unsigned int nr_bufs;
+};
+
+/* Nodes taken out of a table, put once its lock is dropped. */
+struct nw_put_list {
+	struct nw_rsrc_node **nodes;
+	unsigned int nr, cap;
+	struct nw_rsrc_node *one; /* the common single-node case */
+};
+
+/* ---- tags ---- */
+
+void nw_post_aux_async(struct nw_ring *ring, uint64_t user_data, int res,
+		       uint32_t cflags)
 {
-	for (unsigned int i = 0; i < nr; i++)
-		if (files[i] >= 0)
-			close(files[i]);
+	struct nw_req *req = calloc(1, sizeof(*req));
+
+	/*
+	 * The request joins the ring's request cache once its CQE is out.
+	 * Without memory the CQE is lost, as the kernel's aux CQE is when
+	 * it cannot allocate an overflow entry.
+	 */
+	if (!req)
+		return;
+	req->ring = ring;
+	req->opcode = IORING_OP_NOP;
+	req->user_data = user_data;
+	req->res = res;
+	req->cflags = cflags;
+	nw_req_complete_async(req);
 }
 
-/* Our own reference to fd for a slot: -1 stays empty; rings refused. */
-static int slot_fd(int fd, int *out)
+static void post_tag(struct nw_ring *ring, uint64_t tag, bool submit_side)
 {
-	struct nw_ring *ring;
+	struct nw_req aux;
 
-	*out = -1;
-	if (fd == -1)
-		return 0;
-	if (fd < 0 || nw_ring_lookup(fd, &ring) == 0)
+	if (!submit_side) {
+		nw_post_aux_async(ring, tag, 0, 0);
+		return;
+	}
+	memset(&aux, 0, sizeof(aux));
+	aux.user_data = tag;
+	nw_cq_add(ring, &aux, 0);
+}
+
+/* The engine forgets what it learnt about the fd number (rw.c, poll.c). */
+static void fd_forget(struct nw_ring *ring, int fd)
+{
+	if (nw_poll_fd_kind(ring, fd) != NW_FD_UNKNOWN)
+		nw_poll_set_fd_kind(ring, fd, NW_FD_UNKNOWN);
+}
+
+static void node_put(struct nw_ring *ring, struct nw_rsrc_node *node,
+		     bool submit_side)
+{
+	if (__atomic_sub_fetch(&node->refs, 1, __ATOMIC_ACQ_REL))
+		return;
+	fd_forget(ring, node->fd);
+	close(node->fd);
+	if (node->tag)
+		post_tag(ring, node->tag, submit_side);
+	free(node);
+}
+
+static void put_list_add(struct nw_put_list *pl, struct nw_rsrc_node *node)
+{
+	struct nw_rsrc_node **n;
+
+	if (!pl->one && !pl->nr) {
+		pl->one = node;
+		return;
+	}
+	if (pl->nr == pl->cap) {
+		pl->cap = pl->cap ? pl->cap * 2 : 16;
+		n = realloc(pl->nodes, pl->cap * sizeof(*n));
+		if (!n) {
+			/* Keep the order; lose only the memory. */
+			pl->cap = pl->nr;
+			__atomic_sub_fetch(&node->refs, 1, __ATOMIC_ACQ_REL);
+			return;
+		}
+		pl->nodes = n;
+	}
+	pl->nodes[pl->nr++] = node;
+}
+
+static void put_list_run(struct nw_ring *ring, struct nw_put_list *pl,
+			 bool submit_side)
+{
+	if (pl->one)
+		node_put(ring, pl->one, submit_side);
+	for (unsigned int i = 0; i < pl->nr; i++)
+		node_put(ring, pl->nodes[i], submit_side);
+	free(pl->nodes);
+	memset(pl, 0, sizeof(*pl));
+}
+
+/* Put from a register call: post the tags at once, as the kernel does. */
+static void put_list_run_locked(struct nw_ring *ring, struct nw_put_list *pl)
+{
+	if (!pl->one && !pl->nr)
+		return;
+	nw_submit_lock(ring);
+	put_list_run(ring, pl, true);
+	nw_cq_flush_batch(ring);
+	nw_submit_unlock(ring);
+}
+
+/* ---- the tables ---- */
+
+static struct nw_rsrc *rsrc_of(struct nw_ring *ring)
+{
+	return __atomic_load_n(&ring->rsrc, __ATOMIC_ACQUIRE);
+}
+
+/* The ring's tables, made on first use. Called under reg_lock. */
+static struct nw_rsrc *rsrc_make(struct nw_ring *ring)
+{
+	struct nw_rsrc *r = rsrc_of(ring);
+
+	if (r)
+		return r;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	pthread_mutex_init(&r->lock, NULL);
+	__atomic_store_n(&ring->rsrc, r, __ATOMIC_RELEASE);
+	return r;
+}
+
+/* The lowest free fd at or above the engine's base (see the top). */
+static int dup_high(int fd)
+{
+	static int base;
+	int b = __atomic_load_n(&base, __ATOMIC_RELAXED), nfd;
+
+	if (!b) {
+		struct rlimit rl;
+
+		b = 3;
+		if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur / 2 > 3)
+			b = rl.rlim_cur / 2 > NW_SLOT_FD_MAX
+				    ? NW_SLOT_FD_MAX
+				    : (int)(rl.rlim_cur / 2);
+		__atomic_store_n(&base, b, __ATOMIC_RELAXED);
+	}
+	nfd = fcntl(fd, F_DUPFD_CLOEXEC, b);
+	if (nfd < 0)
+		nfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	return nfd < 0 ? -errno : nfd;
+}
+
+static struct nw_rsrc_node *node_new(int fd, uint64_t tag)
+{
+	struct nw_rsrc_node *node = malloc(sizeof(*node));
+
+	if (!node)
+		return NULL;
+	node->refs = 1;
+	node->fd = fd;
+	node->tag = tag;
+	return node;
+}
+
+/* A node for the program's fd: -EBADF for a bad fd or a ring's. */
+static int node_from_user_fd(int fd, uint64_t tag, struct nw_rsrc_node **out)
+{
+	struct nw_ring *other;
+	int own;
+
+	if (fd < 0 || nw_ring_lookup(fd, &other) != -EOPNOTSUPP)
 		return -EBADF;
-	*out = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	return *out < 0 ? -EBADF : 0;
+	own = dup_high(fd);
+	if (own < 0)
+		return own == -EMFILE ? -EMFILE : -EBADF;
+	*out = node_new(own, tag);
+	if (!*out) {
+		close(own);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* io_file_bitmap_set / _clear keep the allocation hint, as the kernel. */
+static void slot_set(struct nw_rsrc *r, unsigned int i, struct nw_rsrc_node *n)
+{
+	r->files[i] = n;
+	r->alloc_hint = i + 1;
+}
+
+static struct nw_rsrc_node *slot_clear(struct nw_rsrc *r, unsigned int i)
+{
+	struct nw_rsrc_node *old = r->files[i];
+
+	if (old) {
+		r->files[i] = NULL;
+		r->alloc_hint = i;
+	}
+	return old;
+}
+
+/* io_file_bitmap_get: a free slot from the hint, wrapping once. */
+static int slot_alloc(struct nw_rsrc *r)
+{
+	unsigned int nr = r->alloc_end;
+
+	if (!r->nr_files)
+		return -ENFILE;
+	for (;;) {
+		for (unsigned int i = r->alloc_hint; i < nr; i++)
+			if (!r->files[i])
+				return (int)i;
+		if (r->alloc_hint == r->alloc_start)
+			break;
+		nr = r->alloc_hint;
+		r->alloc_hint = r->alloc_start;
+	}
+	return -ENFILE;
+}
+
+/* Empty the file table; nodes go to pl (last slot first, as the kernel). */
+static void files_free(struct nw_rsrc *r, struct nw_put_list *pl)
+{
+	for (unsigned int i = r->nr_files; i-- > 0;)
+		if (r->files[i])
+			put_list_add(pl, r->files[i]);
+	free(r->files);
+	r->files = NULL;
+	r->nr_files = 0;
+	r->alloc_start = r->alloc_end = r->alloc_hint = 0;
+}
+
+static void files_clear_tags(struct nw_rsrc *r)
+{
+	for (unsigned int i = 0; i < r->nr_files; i++)
+		if (r->files[i])
+			r->files[i]->tag = 0;
+}
+
+/* io_sqe_files_register. fds and tags may be NULL. Under reg_lock. */
+static int files_register(struct nw_ring *ring, const int *ufds,
+			  const uint64_t *utags, unsigned int nr)
+{
+	struct nw_put_list pl = {0};
+	struct nw_rsrc *r;
+	struct rlimit rl;
+	int ret = 0;
+
+	r = rsrc_make(ring);
+	if (!r)
+		return -ENOMEM;
+	if (r->nr_files)
+		return -EBUSY;
+	if (!nr)
+		return -EINVAL;
+	if (nr > NW_MAX_FIXED_FILES ||
+	    (!getrlimit(RLIMIT_NOFILE, &rl) && nr > rl.rlim_cur))
+		return -EMFILE;
+	pthread_mutex_lock(&r->lock);
+	r->files = calloc(nr, sizeof(*r->files));
+	if (!r->files) {
+		pthread_mutex_unlock(&r->lock);
+		return -ENOMEM;
+	}
+	r->nr_files = nr;
+	for (unsigned int i = 0; i < nr && !ret; i++) {
+		uint64_t tag = 0;
+		int fd = -1;
+
+		if ((utags &&
+		     nw_copy_from_user(&tag, utags + i, sizeof(tag))) ||
+		    (ufds && nw_copy_from_user(&fd, ufds + i, sizeof(fd)))) {
+			ret = -EFAULT;
+			break;
+		}
+		if (!ufds || fd == -1) {
+			ret = tag ? -EINVAL : 0;
+			continue;
+		}
+		ret = node_from_user_fd(fd, tag, &r->files[i]);
+	}
+	if (ret) {
+		files_clear_tags(r);
+		files_free(r, &pl);
+	} else {
+		r->alloc_start = r->alloc_hint = 0;
+		r->alloc_end = nr;
+	}
+	pthread_mutex_unlock(&r->lock);
+	put_list_run_locked(ring, &pl);
+	return ret;
 }
 
 int nw_rsrc_register_files(struct nw_ring *ring, void *arg,
 			   unsigned int nr_args)
 {
-	struct rlimit rl;
-	int *fds, *files;
-	int ret = 0;
-
-	if (ring->files)
-		return -EBUSY;
-	if (!nr_args)
-		return -EINVAL;
-	if (nr_args > NW_MAX_FIXED_FILES ||
-	    (!getrlimit(RLIMIT_NOFILE, &rl) && nr_args > rl.rlim_cur))
-		return -EMFILE;
-	fds = malloc(nr_args * sizeof(int));
-	files = malloc(nr_args * sizeof(int));
-	if (!fds || !files) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	if (arg && nw_copy_from_user(fds, arg, nr_args * sizeof(int))) {
-		ret = -EFAULT;
-		goto out;
-	}
-	for (unsigned int i = 0; i < nr_args; i++) {
-		ret = slot_fd(arg ? fds[i] : -1, &files[i]);
-		if (ret) {
-			close_files(files, i);
-			goto out;
-		}
-	}
-	nw_submit_lock(ring);
-	ring->files = files;
-	ring->nr_files = nr_args;
-	nw_submit_unlock(ring);
-	files = NULL;
-out:
-	free(fds);
-	free(files);
-	return ret;
+	if (!arg)
+		return -EFAULT;
+	return files_register(ring, arg, NULL, nr_args);
 }
 
 int nw_rsrc_unregister_files(struct nw_ring *ring, void *arg,
 			     unsigned int nr_args)
 {
-	int *files;
-	unsigned int nr;
+	struct nw_rsrc *r = rsrc_of(ring);
+	struct nw_put_list pl = {0};
 
 	if (arg || nr_args)
 		return -EINVAL;
-	nw_submit_lock(ring);
-	files = ring->files;
-	nr = ring->nr_files;
-	ring->files = NULL;
-	ring->nr_files = 0;
-	nw_submit_unlock(ring);
-	if (!files)
+	if (!r)
 		return -ENXIO;
-	close_files(files, nr);
-	free(files);
+	pthread_mutex_lock(&r->lock);
+	if (!r->nr_files) {
+		pthread_mutex_unlock(&r->lock);
+		return -ENXIO;
+	}
+	files_free(r, &pl);
+	pthread_mutex_unlock(&r->lock);
+	put_list_run_locked(ring, &pl);
 	return 0;
+}
+
+/*
+ * __io_sqe_files_update: the old file of a slot goes before the new fd
+ * is looked at (a bad fd leaves the slot empty). Returns the number of
+ * slots done, or the first error when none was.
+ */
+static int files_update(struct nw_ring *ring, uint32_t offset, const int *ufds,
+			const uint64_t *utags, unsigned int nr,
+			struct nw_put_list *pl)
+{
+	struct nw_rsrc *r = rsrc_of(ring);
+	unsigned int done;
+	int err = 0;
+
+	if (!r)
+		return -ENXIO;
+	pthread_mutex_lock(&r->lock);
+	if (!r->nr_files) {
+		pthread_mutex_unlock(&r->lock);
+		return -ENXIO;
+	}
+	if (offset + nr > r->nr_files) {
+		pthread_mutex_unlock(&r->lock);
+		return -EINVAL;
+	}
+	for (done = 0; done < nr; done++) {
+		struct nw_rsrc_node *old;
+		uint64_t tag = 0;
+		int fd;
+
+		if ((utags &&
+		     nw_copy_from_user(&tag, utags + done, sizeof(tag))) ||
+		    nw_copy_from_user(&fd, ufds + done, sizeof(fd))) {
+			err = -EFAULT;
+			break;
+		}
+		if ((fd == IORING_REGISTER_FILES_SKIP || fd == -1) && tag) {
+			err = -EINVAL;
+			break;
+		}
+		if (fd == IORING_REGISTER_FILES_SKIP)
+			continue;
+		old = slot_clear(r, offset + done);
+		if (old)
+			put_list_add(pl, old);
+		if (fd == -1)
+			continue;
+		err = node_from_user_fd(fd, tag, &r->files[offset + done]);
+		if (err)
+			break;
+		slot_set(r, offset + done, r->files[offset + done]);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return done ? (int)done : err;
+}
+
+/* __io_register_rsrc_update for files, from a register call. */
+static int reg_files_update(struct nw_ring *ring,
+			    const struct io_uring_rsrc_update2 *up,
+			    unsigned int nr)
+{
+	struct nw_put_list pl = {0};
+	int ret;
+
+	if (up->offset + nr < up->offset)
+		return -EOVERFLOW;
+	ret = files_update(ring, up->offset, (const int *)(uintptr_t)up->data,
+			   (const uint64_t *)(uintptr_t)up->tags, nr, &pl);
+	put_list_run_locked(ring, &pl);
+	return ret;
 }
 
 /* IORING_REGISTER_FILES_UPDATE: returns the number of slots updated. */
 int nw_rsrc_update_files(struct nw_ring *ring, void *arg, unsigned int nr_args)
 {
-	struct io_uring_files_update up;
-	int ret = 0, fd, nfd;
-	unsigned int done;
+	struct io_uring_rsrc_update2 up;
 
-	if (!ring->files)
-		return -ENXIO;
 	if (!nr_args)
 		return -EINVAL;
-	if (nw_copy_from_user(&up, arg, sizeof(up)))
+	memset(&up, 0, sizeof(up));
+	if (nw_copy_from_user(&up, arg, sizeof(struct io_uring_rsrc_update)))
 		return -EFAULT;
-	if (up.resv)
+	if (up.resv || up.resv2)
 		return -EINVAL;
-	if (up.offset + nr_args < up.offset ||
-	    up.offset + nr_args > ring->nr_files)
-		return -EINVAL;
-	for (done = 0; done < nr_args; done++) {
-		const int *ufds = (const int *)(uintptr_t)up.fds;
+	return reg_files_update(ring, &up, nr_args);
+}
 
-		if (nw_copy_from_user(&fd, ufds + done, sizeof(fd))) {
-			ret = -EFAULT;
-			break;
-		}
-		if (fd == IORING_REGISTER_FILES_SKIP)
-			continue;
-		ret = slot_fd(fd, &nfd);
-		if (ret)
-			break;
-		nw_submit_lock(ring);
-		if (ring->files[up.offset + done] >= 0)
-			close(ring->files[up.offset + done]);
-		ring->files[up.offset + done] = nfd;
-		nw_submit_unlock(ring);
+/* IORING_REGISTER_FILE_ALLOC_RANGE. */
+int nw_rsrc_file_alloc_range(struct nw_ring *ring, void *arg,
+			     unsigned int nr_args)
+{
+	struct io_uring_file_index_range range;
+	struct nw_rsrc *r;
+	uint32_t end;
+
+	if (!arg || nr_args)
+		return -EINVAL;
+	if (nw_copy_from_user(&range, arg, sizeof(range)))
+		return -EFAULT;
+	if (__builtin_add_overflow(range.off, range.len, &end))
+		return -EOVERFLOW;
+	r = rsrc_make(ring);
+	if (!r)
+		return -ENOMEM;
+	pthread_mutex_lock(&r->lock);
+	if (range.resv || end > r->nr_files) {
+		pthread_mutex_unlock(&r->lock);
+		return -EINVAL;
 	}
-	return done ? (int)done : ret;
+	r->alloc_start = r->alloc_hint = range.off;
+	r->alloc_end = end;
+	pthread_mutex_unlock(&r->lock);
+	return 0;
+}
+
+/* ---- direct descriptors ---- */
+
+int nw_rsrc_install(struct nw_ring *ring, int fd, uint32_t file_slot)
+{
+	struct nw_rsrc *r = rsrc_of(ring);
+	struct nw_rsrc_node *node, *old = NULL;
+	bool alloc = file_slot == IORING_FILE_INDEX_ALLOC;
+	int ret, own;
+
+	own = dup_high(fd);
+	close(fd);
+	if (own < 0)
+		return own;
+	node = node_new(own, 0);
+	if (!node) {
+		close(own);
+		return -ENOMEM;
+	}
+	if (!r) {
+		ret = alloc ? -ENFILE : -ENXIO;
+		goto err;
+	}
+	pthread_mutex_lock(&r->lock);
+	if (alloc) {
+		ret = slot_alloc(r);
+	} else if (!r->nr_files) {
+		ret = -ENXIO;
+	} else {
+		ret = file_slot - 1 < r->nr_files ? (int)(file_slot - 1)
+						  : -EINVAL;
+	}
+	if (ret >= 0) {
+		old = slot_clear(r, (unsigned int)ret);
+		slot_set(r, (unsigned int)ret, node);
+	}
+	pthread_mutex_unlock(&r->lock);
+	if (ret < 0)
+		goto err;
+	if (old)
+		node_put(ring, old, false);
+	return alloc ? ret : 0;
+err:
+	close(own);
+	free(node);
+	return ret;
+}
+
+int nw_rsrc_remove(struct nw_ring *ring, unsigned int idx)
+{
+	struct nw_rsrc *r = rsrc_of(ring);
+	struct nw_rsrc_node *old = NULL;
+	int ret = 0;
+
+	if (!r)
+		return -ENXIO;
+	pthread_mutex_lock(&r->lock);
+	if (!r->nr_files)
+		ret = -ENXIO;
+	else if (idx >= r->nr_files)
+		ret = -EINVAL;
+	else if (!(old = slot_clear(r, idx)))
+		ret = -EBADF;
+	pthread_mutex_unlock(&r->lock);
+	if (old)
+		node_put(ring, old, false);
+	return ret;
+}
+
+int nw_rsrc_file_get(struct nw_req *req, unsigned int idx)
+{
+	struct nw_rsrc *r = rsrc_of(req->ring);
+	struct nw_rsrc_node *node = NULL;
+
+	if (!r)
+		return -EBADF;
+	pthread_mutex_lock(&r->lock);
+	if (idx < r->nr_files)
+		node = r->files[idx];
+	if (node)
+		__atomic_add_fetch(&node->refs, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&r->lock);
+	if (!node)
+		return -EBADF;
+	req->file_node = node;
+	return node->fd;
 }
 
 int nw_rsrc_file(struct nw_ring *ring, unsigned int idx)
 {
-	if (!ring->files || idx >= ring->nr_files || ring->files[idx] < 0)
+	struct nw_rsrc *r = rsrc_of(ring);
+	int fd = -EBADF;
+
+	if (!r)
 		return -EBADF;
-	return ring->files[idx];
+	pthread_mutex_lock(&r->lock);
+	if (idx < r->nr_files && r->files[idx])
+		fd = r->files[idx]->fd;
+	pthread_mutex_unlock(&r->lock);
+	return fd;
 }
 
-/* io_buffer_validate: a NULL base needs length 0; at most 1 GiB. */
+void nw_rsrc_file_put(struct nw_req *req)
+{
+	node_put(req->ring, req->file_node, true);
+	req->file_node = NULL;
+}
+
+/* ---- IORING_OP_FILES_UPDATE ---- */
+
+struct nw_files_update {
+	uint64_t arg;
+	uint32_t offset;
+	uint32_t nr;
+};
+_Static_assert(sizeof(struct nw_files_update) <= NW_REQ_CMD_SIZE, "size");
+
+int nw_files_update_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
+{
+	struct nw_files_update *up = nw_req_cmd(req, struct nw_files_update);
+
+	if (req->sqe_flags & (IOSQE_FIXED_FILE | IOSQE_BUFFER_SELECT))
+		return -EINVAL;
+	if (READ_ONCE(sqe->rw_flags) || READ_ONCE(sqe->splice_fd_in))
+		return -EINVAL;
+	up->offset = (uint32_t)READ_ONCE(sqe->off);
+	up->nr = READ_ONCE(sqe->len);
+	if (!up->nr)
+		return -EINVAL;
+	up->arg = READ_ONCE(sqe->addr);
+	return 0;
+}
+
+/*
+ * io_files_update_with_index_alloc: each fd goes into a free slot and
+ * the slot's index is written back over it in the program's array.
+ */
+static int files_update_alloc(struct nw_req *req, struct nw_files_update *up)
+{
+	struct nw_rsrc *r = rsrc_of(req->ring);
+	int *fds = (int *)(uintptr_t)up->arg;
+	struct nw_ring *other;
+	unsigned int done;
+	int ret = 0, fd, own;
+
+	if (!r || !__atomic_load_n(&r->nr_files, __ATOMIC_RELAXED))
+		return -ENXIO;
+	for (done = 0; done < up->nr; done++) {
+		if (nw_copy_from_user(&fd, fds + done, sizeof(fd))) {
+			ret = -EFAULT;
+			break;
+		}
+		own = -1;
+		if (fd >= 0 && nw_ring_lookup(fd, &other) == -EOPNOTSUPP)
+			own = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+		if (own < 0) {
+			ret = -EBADF;
+			break;
+		}
+		ret = nw_rsrc_install(req->ring, own, IORING_FILE_INDEX_ALLOC);
+		if (ret < 0)
+			break;
+		if (nw_copy_to_user(fds + done, &ret, sizeof(ret))) {
+			nw_rsrc_remove(req->ring, (unsigned int)ret);
+			ret = -EFAULT;
+			break;
+		}
+	}
+	return done ? (int)done : ret;
+}
+
+int nw_files_update_issue(struct nw_req *req, unsigned int issue_flags)
+{
+	struct nw_files_update *up = nw_req_cmd(req, struct nw_files_update);
+	struct nw_put_list pl = {0};
+	int ret;
+
+	(void)issue_flags;
+	if (up->offset == IORING_FILE_INDEX_ALLOC) {
+		ret = files_update_alloc(req, up);
+	} else if (up->offset + up->nr < up->offset) {
+		ret = -EOVERFLOW;
+	} else {
+		ret = files_update(req->ring, up->offset,
+				   (const int *)(uintptr_t)up->arg, NULL,
+				   up->nr, &pl);
+		put_list_run(req->ring, &pl, false);
+	}
+	if (ret < 0)
+		return ret;
+	req->res = ret;
+	return NW_COMPLETE;
+}
+
+/* ---- buffers ---- */
+
+/* io_sqe_buffer_register's checks: a NULL base is an empty slot. */
 static int buffer_validate(const struct iovec *iov)
 {
 	if (!iov->iov_base)
 		return iov->iov_len ? -EFAULT : 0;
 	if (!iov->iov_len || iov->iov_len > NW_MAX_BUF_LEN)
 		return -EFAULT;
+	if ((uintptr_t)iov->iov_base + ((iov->iov_len + 4095) & ~4095ULL) <
+	    (uintptr_t)iov->iov_base)
+		return -EOVERFLOW;
+	return 0;
+}
+
+/* Read slot i's iovec and tag from the program, and check them. */
+static int buffer_read(const struct iovec *uiov, const uint64_t *utags,
+		       unsigned int i, struct nw_buf_slot *b)
+{
+	int ret;
+
+	memset(b, 0, sizeof(*b));
+	if (uiov && nw_copy_from_user(&b->iov, uiov + i, sizeof(b->iov)))
+		return -EFAULT;
+	if (utags && nw_copy_from_user(&b->tag, utags + i, sizeof(b->tag)))
+		return -EFAULT;
+	ret = buffer_validate(&b->iov);
+	if (ret)
+		return ret;
+	return b->tag && !b->iov.iov_base ? -EINVAL : 0;
+}
+
+static void buffer_drop(struct nw_ring *ring, struct nw_buf_slot *b)
+{
+	if (b->iov.iov_base && b->tag)
+		post_tag(ring, b->tag, true);
+	memset(b, 0, sizeof(*b));
+}
+
+/* io_sqe_buffers_register. Under reg_lock. */
+static int buffers_register(struct nw_ring *ring, const struct iovec *uiov,
+			    const uint64_t *utags, unsigned int nr)
+{
+	struct nw_buf_slot *bufs;
+	struct nw_rsrc *r;
+	int ret = 0;
+
+	r = rsrc_make(ring);
+	if (!r)
+		return -ENOMEM;
+	if (r->nr_bufs)
+		return -EBUSY;
+	if (!nr || nr > NW_MAX_REG_BUFFERS)
+		return -EINVAL;
+	bufs = calloc(nr, sizeof(*bufs));
+	if (!bufs)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < nr && !ret; i++)
+		ret = buffer_read(uiov, utags, i, &bufs[i]);
+	if (ret) {
+		free(bufs); /* no tags are posted for a failed register */
+		return ret;
+	}
+	pthread_mutex_lock(&r->lock);
+	r->bufs = bufs;
+	r->nr_bufs = nr;
+	pthread_mutex_unlock(&r->lock);
 	return 0;
 }
 
 int nw_rsrc_register_buffers(struct nw_ring *ring, void *arg,
 			     unsigned int nr_args)
 {
-	struct iovec *bufs;
-	int ret = 0;
-
-	if (ring->bufs)
-		return -EBUSY;
-	if (!nr_args || nr_args > NW_MAX_REG_BUFFERS)
-		return -EINVAL;
-	bufs = malloc(nr_args * sizeof(*bufs));
-	if (!bufs)
-		return -ENOMEM;
-	if (nw_copy_from_user(bufs, arg, nr_args * sizeof(*bufs))) {
-		free(bufs);
+	if (!arg)
 		return -EFAULT;
-	}
-	for (unsigned int i = 0; i < nr_args && !ret; i++)
-		ret = buffer_validate(&bufs[i]);
-	if (ret) {
-		free(bufs);
-		return ret;
-	}
-	nw_submit_lock(ring);
-	ring->bufs = bufs;
-	ring->nr_bufs = nr_args;
-	nw_submit_unlock(ring);
-	return 0;
+	return buffers_register(ring, arg, NULL, nr_args);
 }
 
 int nw_rsrc_unregister_buffers(struct nw_ring *ring, void *arg,
 			       unsigned int nr_args)
 {
-	struct iovec *bufs;
+	struct nw_rsrc *r = rsrc_of(ring);
+	struct nw_buf_slot *bufs;
+	unsigned int nr;
 
 	if (arg || nr_args)
 		return -EINVAL;
-	nw_submit_lock(ring);
-	bufs = ring->bufs;
-	ring->bufs = NULL;
-	ring->nr_bufs = 0;
-	nw_submit_unlock(ring);
-	if (!bufs)
+	if (!r || !r->nr_bufs)
 		return -ENXIO;
+	pthread_mutex_lock(&r->lock);
+	bufs = r->bufs;
+	nr = r->nr_bufs;
+	r->bufs = NULL;
+	r->nr_bufs = 0;
+	pthread_mutex_unlock(&r->lock);
+	nw_submit_lock(ring);
+	while (nr--)
+		buffer_drop(ring, &bufs[nr]);
+	nw_cq_flush_batch(ring);
+	nw_submit_unlock(ring);
 	free(bufs);
 	return 0;
+}
+
+/* __io_sqe_buffers_update: the new buffer is checked before the old goes. */
+static int buffers_update(struct nw_ring *ring,
+			  const struct io_uring_rsrc_update2 *up,
+			  unsigned int nr)
+{
+	const struct iovec *uiov = (const struct iovec *)(uintptr_t)up->data;
+	const uint64_t *utags = (const uint64_t *)(uintptr_t)up->tags;
+	struct nw_rsrc *r = rsrc_of(ring);
+	unsigned int done;
+	int err = 0;
+
+	if (!r || !r->nr_bufs)
+		return -ENXIO;
+	if (up->offset + nr > r->nr_bufs)
+		return -EINVAL;
+	nw_submit_lock(ring);
+	for (done = 0; done < nr; done++) {
+		struct nw_buf_slot b;
+
+		err = buffer_read(uiov, utags, done, &b);
+		if (err)
+			break;
+		pthread_mutex_lock(&r->lock);
+		buffer_drop(ring, &r->bufs[up->offset + done]);
+		r->bufs[up->offset + done] = b;
+		pthread_mutex_unlock(&r->lock);
+	}
+	nw_cq_flush_batch(ring);
+	nw_submit_unlock(ring);
+	return done ? (int)done : err;
 }
 
 int nw_rsrc_buffer_check(struct nw_ring *ring, unsigned int idx, uint64_t addr,
 			 uint64_t len)
 {
-	const struct iovec *b;
-	uint64_t base;
+	struct nw_rsrc *r = rsrc_of(ring);
+	uint64_t base, blen;
+	int ret = -EFAULT;
 
-	if (!ring->bufs || idx >= ring->nr_bufs)
+	if (!r)
 		return -EFAULT;
-	b = &ring->bufs[idx];
-	base = (uintptr_t)b->iov_base;
-	if (addr < base || addr + len < addr || addr + len > base + b->iov_len)
+	pthread_mutex_lock(&r->lock);
+	if (idx < r->nr_bufs && r->bufs[idx].iov.iov_base) {
+		base = (uintptr_t)r->bufs[idx].iov.iov_base;
+		blen = r->bufs[idx].iov.iov_len;
+		if (addr >= base && addr + len >= addr &&
+		    addr + len <= base + blen)
+			ret = 0;
+	}
+	pthread_mutex_unlock(&r->lock);
+	return ret;
+}
+
+/* ---- the 2 forms: struct io_uring_rsrc_register / _update2 ---- */
+
+/* io_register_rsrc: FILES2 and BUFFERS2 (nr_args is the struct's size). */
+static int register_rsrc(struct nw_ring *ring, void *arg, unsigned int size,
+			 bool files)
+{
+	struct io_uring_rsrc_register rr;
+
+	if (size != sizeof(rr))
+		return -EINVAL;
+	memset(&rr, 0, sizeof(rr));
+	if (nw_copy_from_user(&rr, arg, size))
 		return -EFAULT;
-	return 0;
+	if (!rr.nr || rr.resv2)
+		return -EINVAL;
+	if (rr.flags & ~IORING_RSRC_REGISTER_SPARSE)
+		return -EINVAL;
+	if ((rr.flags & IORING_RSRC_REGISTER_SPARSE) && rr.data)
+		return -EINVAL;
+	if (files)
+		return files_register(ring, (const int *)(uintptr_t)rr.data,
+				      (const uint64_t *)(uintptr_t)rr.tags,
+				      rr.nr);
+	return buffers_register(ring, (const struct iovec *)(uintptr_t)rr.data,
+				(const uint64_t *)(uintptr_t)rr.tags, rr.nr);
+}
+
+int nw_rsrc_register_files2(struct nw_ring *ring, void *arg,
+			    unsigned int nr_args)
+{
+	return register_rsrc(ring, arg, nr_args, true);
+}
+
+int nw_rsrc_register_buffers2(struct nw_ring *ring, void *arg,
+			      unsigned int nr_args)
+{
+	return register_rsrc(ring, arg, nr_args, false);
+}
+
+/* io_register_rsrc_update: FILES_UPDATE2 and BUFFERS_UPDATE. */
+static int register_rsrc_update(struct nw_ring *ring, void *arg,
+				unsigned int size, bool files)
+{
+	struct io_uring_rsrc_update2 up;
+
+	if (size != sizeof(up))
+		return -EINVAL;
+	if (nw_copy_from_user(&up, arg, sizeof(up)))
+		return -EFAULT;
+	if (!up.nr || up.resv || up.resv2)
+		return -EINVAL;
+	if (up.offset + up.nr < up.offset)
+		return -EOVERFLOW;
+	if (files)
+		return reg_files_update(ring, &up, up.nr);
+	return buffers_update(ring, &up, up.nr);
+}
+
+int nw_rsrc_update_files2(struct nw_ring *ring, void *arg, unsigned int nr_args)
+{
+	return register_rsrc_update(ring, arg, nr_args, true);
+}
+
+int nw_rsrc_update_buffers(struct nw_ring *ring, void *arg,
+			   unsigned int nr_args)
+{
+	return register_rsrc_update(ring, arg, nr_args, false);
 }

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* Registered files and buffers (rsrc.c). */
+/* Registered files and buffers, direct descriptors, tags (rsrc.c). */
 #ifndef NW_RSRC_H
 #define NW_RSRC_H
 
 #include "internal.h"
 
+/* Register opcodes (register.c's table). Called under reg_lock. */
 int nw_rsrc_register_files(struct nw_ring *ring, void *arg,
 			   unsigned int nr_args);
 int nw_rsrc_unregister_files(struct nw_ring *ring, void *arg,
@@ -14,10 +15,50 @@ int nw_rsrc_register_buffers(struct nw_ring *ring, void *arg,
 			     unsigned int nr_args);
 int nw_rsrc_unregister_buffers(struct nw_ring *ring, void *arg,
 			       unsigned int nr_args);
-/* The fd behind fixed slot idx: >= 0, or -EBADF. Submit side. */
+int nw_rsrc_register_files2(struct nw_ring *ring, void *arg,
+			    unsigned int nr_args);
+int nw_rsrc_update_files2(struct nw_ring *ring, void *arg,
+			  unsigned int nr_args);
+int nw_rsrc_register_buffers2(struct nw_ring *ring, void *arg,
+			      unsigned int nr_args);
+int nw_rsrc_update_buffers(struct nw_ring *ring, void *arg,
+			   unsigned int nr_args);
+int nw_rsrc_file_alloc_range(struct nw_ring *ring, void *arg,
+			     unsigned int nr_args);
+
+/*
+ * Take a reference on fixed slot idx for req (req->file_node): the
+ * engine's fd for it, or -EBADF. Any thread.
+ */
+int nw_rsrc_file_get(struct nw_req *req, unsigned int idx);
+/*
+ * The engine's fd in fixed slot idx, or -EBADF, without a reference: it
+ * stays valid only while the slot is not replaced or closed (SPLICE's
+ * fd_in uses it).
+ */
 int nw_rsrc_file(struct nw_ring *ring, unsigned int idx);
+/* Drop req->file_node (request free, on the submit side). */
+void nw_rsrc_file_put(struct nw_req *req);
+/*
+ * Install fd (always consumed) as a direct descriptor: file_slot is the
+ * SQE's file_index (slot + 1, or IORING_FILE_INDEX_ALLOC). Returns 0, the
+ * allocated slot, or -errno (-ENXIO, -EINVAL, -ENFILE). Any thread.
+ */
+int nw_rsrc_install(struct nw_ring *ring, int fd, uint32_t file_slot);
+/* Close fixed slot idx: 0, -ENXIO, -EINVAL or -EBADF. Any thread. */
+int nw_rsrc_remove(struct nw_ring *ring, unsigned int idx);
 /* Check [addr, addr+len) lies in registered buffer idx: 0 or -EFAULT. */
 int nw_rsrc_buffer_check(struct nw_ring *ring, unsigned int idx, uint64_t addr,
 			 uint64_t len);
+/*
+ * Post an extra CQE from any thread, through task work: tags, and each
+ * connection of a multishot accept.
+ */
+void nw_post_aux_async(struct nw_ring *ring, uint64_t user_data, int res,
+		       uint32_t cflags);
+
+/* IORING_OP_FILES_UPDATE. */
+int nw_files_update_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
+int nw_files_update_issue(struct nw_req *req, unsigned int issue_flags);
 
 #endif

@@ -25,6 +25,7 @@
 #include "rw.h"
 #include "poll.h"
 #include "rsrc.h"
+#include "kbuf.h"
 
 struct nw_rw {
 	uint64_t off;	     /* (uint64_t)-1: the file position */
@@ -37,6 +38,31 @@ struct nw_rw {
 	bool write;
 };
 _Static_assert(sizeof(struct nw_rw) <= NW_REQ_CMD_SIZE, "nw_rw too big");
+
+/*
+ * IOSQE_BUFFER_SELECT: the buffer is picked at issue; the length asked is
+ * sqe->len, or for READV that of the one iovec allowed (io_rw_buffer_select
+ * prep). 0 asks for a whole buffer.
+ */
+static int rw_select_prep(struct nw_req *req, const struct io_uring_sqe *sqe,
+			  struct nw_rw *rw, uint64_t addr, uint32_t len,
+			  bool vectored)
+{
+	struct iovec iov;
+
+	if (vectored) {
+		if (len != 1)
+			return -EINVAL;
+		if (nw_copy_from_user(&iov, (void *)(uintptr_t)addr,
+				      sizeof(iov)))
+			return -EFAULT;
+		len = (uint32_t)iov.iov_len;
+	}
+	nw_kbuf_prep(req, sqe, len);
+	rw->nr_iov = 1;
+	rw->total = 0;
+	return 0;
+}
 
 static int rw_prep(struct nw_req *req, const struct io_uring_sqe *sqe,
 		   bool write, bool vectored)
@@ -55,6 +81,8 @@ static int rw_prep(struct nw_req *req, const struct io_uring_sqe *sqe,
 	rw->write = write;
 	rw->done = 0;
 	rw->iov = &rw->fast_iov;
+	if (req->sqe_flags & IOSQE_BUFFER_SELECT)
+		return rw_select_prep(req, sqe, rw, addr, len, vectored);
 	if (!vectored) {
 		rw->fast_iov.iov_base = (void *)(uintptr_t)addr;
 		rw->fast_iov.iov_len = len;
@@ -293,10 +321,9 @@ static int rw_blocking(struct nw_req *req, struct nw_rw *rw)
 	}
 }
 
-int nw_rw_issue(struct nw_req *req, unsigned int issue_flags)
+static int rw_issue(struct nw_req *req, struct nw_rw *rw,
+		    unsigned int issue_flags)
 {
-	struct nw_rw *rw = nw_req_cmd(req, struct nw_rw);
-
 	/* IOPOLL needs O_DIRECT on a polled block device: none of ours. */
 	if (req->ring->flags & IORING_SETUP_IOPOLL)
 		return -EOPNOTSUPP;
@@ -305,4 +332,47 @@ int nw_rw_issue(struct nw_req *req, unsigned int issue_flags)
 	if (req->ring->punt_all)
 		return NW_PUNT;
 	return rw_nonblock(req, rw);
+}
+
+/*
+ * A read into a provided buffer (kernel io_read with buffer select): the
+ * buffer is taken for the attempt and consumed by any result >= 0, EOF
+ * included; a failed attempt gives it back. One that would block gives
+ * back a ring entry (not consumed until data comes) but, as the kernel
+ * (6.18) does for reads, keeps a provided buffer while it waits.
+ */
+static int rw_issue_select(struct nw_req *req, struct nw_rw *rw,
+			   unsigned int issue_flags)
+{
+	int ret;
+
+	if (!req->kbuf) {
+		size_t len;
+		void *buf = nw_kbuf_select(req, &len);
+
+		if (!buf)
+			return -ENOBUFS;
+		rw->fast_iov.iov_base = buf;
+		rw->fast_iov.iov_len = len;
+		rw->iov = &rw->fast_iov;
+		rw->nr_iov = 1;
+		rw->total = len;
+		rw->done = 0;
+	}
+	ret = rw_issue(req, rw, issue_flags);
+	if (ret == NW_COMPLETE && req->res >= 0)
+		req->cflags |= nw_kbuf_put(req);
+	else if (ret == NW_COMPLETE || ret < 0 ||
+		 (!rw->done && req->kbuf->ring))
+		nw_kbuf_recycle(req);
+	return ret;
+}
+
+int nw_rw_issue(struct nw_req *req, unsigned int issue_flags)
+{
+	struct nw_rw *rw = nw_req_cmd(req, struct nw_rw);
+
+	if (unlikely(req->sqe_flags & IOSQE_BUFFER_SELECT))
+		return rw_issue_select(req, rw, issue_flags);
+	return rw_issue(req, rw, issue_flags);
 }

@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include "internal.h"
+#include "sqpoll.h"
 
 /* Header layout of the two ring regions; each hot word on its own line. */
 enum {
@@ -24,6 +25,7 @@ enum {
 	SQ_OFF_ENTRIES = 132,
 	SQ_OFF_FLAGS = 136,
 	SQ_OFF_DROPPED = 140,
+	/* 144..191 unused, but for NW_SQ_OFF_WAKE (sqpoll.h) */
 	SQ_OFF_ARRAY = 192,
 	CQ_OFF_HEAD = 0,
 	CQ_OFF_TAIL = 64,
@@ -42,7 +44,8 @@ enum {
 	 IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN |            \
 	 IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_SQE128 |                \
 	 IORING_SETUP_CQE32 | IORING_SETUP_SINGLE_ISSUER |                \
-	 IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_NO_SQARRAY)
+	 IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_NO_SQARRAY |           \
+	 IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF)
 
 /* Every feature bit here is honoured (see README's status table). */
 #define NW_FEATURES                                          \
@@ -50,7 +53,8 @@ enum {
 	 IORING_FEAT_CUR_PERSONALITY | IORING_FEAT_EXT_ARG | \
 	 IORING_FEAT_NATIVE_WORKERS | IORING_FEAT_CQE_SKIP | \
 	 IORING_FEAT_LINKED_FILE | IORING_FEAT_FAST_POLL |   \
-	 IORING_FEAT_POLL_32BITS | IORING_FEAT_RW_CUR_POS)
+	 IORING_FEAT_POLL_32BITS | IORING_FEAT_RW_CUR_POS |  \
+	 IORING_FEAT_RSRC_TAGS | IORING_FEAT_SQPOLL_NONFIXED)
 
 static unsigned int ring_ids;
 
@@ -63,9 +67,8 @@ static unsigned int roundup_pow2(unsigned int v)
 static int check_flags(const struct io_uring_params *p)
 {
 	unsigned int flags = p->flags;
-	const unsigned int sq = IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF;
 
-	if (flags & ~(NW_SETUP_FLAGS | sq))
+	if (flags & ~NW_SETUP_FLAGS)
 		return -EINVAL;
 	if ((flags & IORING_SETUP_SQ_AFF) && !(flags & IORING_SETUP_SQPOLL))
 		return -EINVAL;
@@ -79,16 +82,7 @@ static int check_flags(const struct io_uring_params *p)
 	if ((flags & IORING_SETUP_DEFER_TASKRUN) &&
 	    !(flags & IORING_SETUP_SINGLE_ISSUER))
 		return -EINVAL;
-	if ((flags & IORING_SETUP_SQ_AFF) &&
-	    p->sq_thread_cpu >= (unsigned int)sysconf(_SC_NPROCESSORS_CONF))
-		return -EINVAL;
-	/*
-	 * No SQ poller thread yet: refuse a valid SQPOLL request as kernels
-	 * before 5.11 did for unprivileged users (programs and liburing's
-	 * tests skip on EPERM), and as an unknown flag for root.
-	 */
-	if (flags & IORING_SETUP_SQPOLL)
-		return geteuid() != 0 ? -EPERM : -EINVAL;
+	/* sq_thread_cpu is checked with the poller (sqpoll.c), as in 5.11+. */
 	return 0;
 }
 
@@ -311,12 +305,25 @@ int nw_setup(unsigned int entries, struct io_uring_params *uparams)
 		return fd;
 	}
 	init_pointers(ring);
+	if (p.flags & IORING_SETUP_SQPOLL) {
+		ret = nw_sqpoll_create(ring, &p);
+		if (ret)
+			goto err_unmap;
+	}
 	if (nw_copy_to_user(uparams, &p, sizeof(p))) {
-		unmap_rings(ring);
-		free(ring);
+		ret = -EFAULT;
+		if (!ring->sqd)
+			goto err_unmap;
+		/* The poller may still read the memory: leak it. */
+		nw_sqpoll_cancel_create(ring);
 		close(fd);
-		return -EFAULT;
+		return ret;
 	}
 	nw_ring_add(ring, fd);
 	return fd;
+err_unmap:
+	unmap_rings(ring);
+	free(ring);
+	close(fd);
+	return ret;
 }

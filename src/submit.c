@@ -14,8 +14,30 @@
 #include "poll.h"
 #include "timeout.h"
 #include "rsrc.h"
+#include "drain.h"
 
 #define IO_REQ_LINK_FLAGS (IOSQE_IO_LINK | IOSQE_IO_HARDLINK)
+
+/*
+ * The blocking attempt in a worker, which a cancel may interrupt
+ * (iowq.c): it then ends -EINTR as in io-wq, or -ECANCELED when it never
+ * started or stood in for a poll the kernel would have armed (WQ_POLL).
+ */
+static int issue_blocking(struct nw_req *req, const struct nw_opdef *def)
+{
+	int ret = nw_iowq_block_begin(&req->work);
+
+	if (!ret)
+		ret = def->issue(req, 0);
+	if (!nw_iowq_block_end(&req->work) ||
+	    !(req->flags & NW_REQ_F_WQ_POLL))
+		return ret;
+	if (ret < 0)
+		return -ECANCELED;
+	if (ret == NW_COMPLETE && req->res < 0)
+		nw_req_set_fail(req, -ECANCELED);
+	return ret;
+}
 
 /*
  * A worker runs the request, then hands it back to the ring. A request
@@ -32,6 +54,8 @@ static void req_work(struct nw_work *work)
 	if ((req->sqe_flags & IOSQE_ASYNC) && !(req->flags & NW_REQ_F_BLOCK) &&
 	    (def->pollin || def->pollout)) {
 		ret = def->issue(req, NW_ISSUE_F_NONBLOCK);
+		if (ret == NW_PUNT)
+			req->flags |= NW_REQ_F_WQ_POLL;
 		if (ret == NW_RETRY) {
 			nw_iowq_done(work); /* a cancel now finds it parked */
 			if (nw_poll_arm(req,
@@ -43,7 +67,7 @@ static void req_work(struct nw_work *work)
 		}
 	}
 	if (ret == NW_RETRY || ret == NW_PUNT)
-		ret = def->issue(req, 0);
+		ret = issue_blocking(req, def);
 	nw_iowq_done(work);
 done:
 	if (ret == NW_QUEUED)
@@ -68,7 +92,8 @@ int nw_req_punt(struct nw_req *req)
 
 /*
  * IOSQE_FIXED_FILE: the request's fd is a slot of the registered file
- * table; take the engine's own fd in it. Done once, on the submit side.
+ * table; take the engine's own fd in it, and a reference that keeps it
+ * open until the request is freed. Done once.
  */
 static int resolve_fixed(struct nw_req *req)
 {
@@ -78,7 +103,7 @@ static int resolve_fixed(struct nw_req *req)
 	    !nw_opdefs[req->opcode].needs_file ||
 	    (req->flags & NW_REQ_F_FIXED_DONE))
 		return 0;
-	fd = nw_rsrc_file(req->ring, (unsigned int)req->fd);
+	fd = nw_rsrc_file_get(req, (unsigned int)req->fd);
 	if (fd < 0)
 		return fd;
 	req->fd = fd;
@@ -105,7 +130,9 @@ int nw_req_issue(struct nw_req *req)
 		}
 	}
 	for (;;) {
-		ret = def->issue(req, NW_ISSUE_F_NONBLOCK);
+		ret = unlikely(def->always_punt)
+			      ? NW_PUNT
+			      : def->issue(req, NW_ISSUE_F_NONBLOCK);
 		if (likely(ret == NW_COMPLETE || ret == NW_QUEUED))
 			return ret;
 		if (ret < 0) {
@@ -121,6 +148,8 @@ int nw_req_issue(struct nw_req *req)
 			if (r == NW_POLL_READY)
 				continue;
 		}
+		if (ret == NW_PUNT && (def->pollin || def->pollout))
+			req->flags |= NW_REQ_F_WQ_POLL;
 		req->flags |= NW_REQ_F_BLOCK;
 		ret = nw_req_punt(req);
 		if (!ret)
@@ -194,8 +223,12 @@ void nw_issue_chain(struct nw_req *req)
  */
 static void queue_fallback(struct nw_req *req)
 {
-	if (req->flags & NW_REQ_F_FAIL)
+	if (req->flags & NW_REQ_F_FAIL) {
 		req->sqe_flags &= ~IOSQE_IO_HARDLINK;
+	} else if (unlikely(req->ring->drain_active)) {
+		nw_drain_req(req);
+		return;
+	}
 	issue_chain(req);
 }
 
@@ -209,8 +242,11 @@ static int init_req(struct nw_ring *ring, struct nw_req *req,
 	req->opcode = READ_ONCE(sqe->opcode);
 	req->sqe_flags = sqe_flags = READ_ONCE(sqe->flags);
 	req->user_data = READ_ONCE(sqe->user_data);
+	/* Counted until freed: a drained request waits for all of them. */
 	req->flags =
-		(sqe_flags & IOSQE_CQE_SKIP_SUCCESS) ? NW_REQ_F_CQE_SKIP : 0;
+		NW_REQ_F_COUNTED |
+		((sqe_flags & IOSQE_CQE_SKIP_SUCCESS) ? NW_REQ_F_CQE_SKIP : 0);
+	ring->nr_reqs++;
 	req->link = NULL;
 	req->cflags = 0;
 	req->async = NULL;
@@ -232,8 +268,12 @@ static int init_req(struct nw_ring *ring, struct nw_req *req,
 			return -EOPNOTSUPP;
 		if (sqe_flags & IOSQE_CQE_SKIP_SUCCESS)
 			ring->drain_disabled = true;
-		if ((sqe_flags & IOSQE_IO_DRAIN) && ring->drain_disabled)
-			return -EOPNOTSUPP;
+	}
+	if (unlikely((sqe_flags & IOSQE_IO_DRAIN) || ring->drain_next)) {
+		int ret = nw_drain_init(ring, req);
+
+		if (ret)
+			return ret;
 	}
 	if (unlikely(!def->issue))
 		return -EINVAL; /* not implemented: as on an older kernel */
@@ -293,7 +333,7 @@ static inline int submit_fast(struct nw_ring *ring,
 
 	if (unlikely((head & 0xffffff00) || !nw_op_always_inline[opcode] ||
 		     READ_ONCE(sqe->personality) || ring->link_head ||
-		     ring->cqe_shift != 4))
+		     ring->drain_active || ring->cqe_shift != 4))
 		return -1;
 	def = &nw_opdefs[opcode];
 	req.ring = ring;
@@ -391,6 +431,10 @@ static int submit_one(struct nw_ring *ring, struct nw_req *req,
 		ring->link_head = ring->link_tail = req;
 		return 0;
 	}
+	if (unlikely(ring->drain_active)) {
+		nw_drain_req(req);
+		return 0;
+	}
 	issue_chain(req);
 	return 0;
 }
@@ -433,7 +477,7 @@ int nw_submit_sqes(struct nw_ring *ring, unsigned int nr)
 	__atomic_store_n(&ring->submit_gen, ring->submit_gen + 1,
 			 __ATOMIC_RELAXED);
 	nw_cq_begin_batch(ring);
-	if (ring->cq_room && !ring->link_head) {
+	if (ring->cq_room && !ring->link_head && !ring->drain_active) {
 		left -= submit_fast_run(ring, left);
 		if (!left)
 			goto out;

@@ -5,10 +5,10 @@
  *
  * fsync, sync_file_range, fallocate and madvise never run nonblocking in
  * the kernel (-EAGAIN under IO_URING_F_NONBLOCK, or forced async at prep):
- * they punt to a worker. fadvise runs inline for the advice values that
- * only set a flag on the file (NORMAL, RANDOM, SEQUENTIAL) and in a worker
- * for the others (WILLNEED reads ahead, DONTNEED writes back), as the
- * kernel's io_fadvise_force_async decides.
+ * they go straight to a worker (opdef always_punt). fadvise runs inline
+ * for the advice values that only set a flag on the file (NORMAL, RANDOM,
+ * SEQUENTIAL) and in a worker for the others (WILLNEED reads ahead,
+ * DONTNEED writes back), as the kernel's io_fadvise_force_async decides.
  *
  * Link failure follows the kernel op by op: FSYNC, SYNC_FILE_RANGE,
  * FALLOCATE and MADVISE only set the result (a later linked request still
@@ -81,8 +81,6 @@ int nw_fsync_issue(struct nw_req *req, unsigned int issue_flags)
 {
 	struct nw_sync *sync = nw_req_cmd(req, struct nw_sync);
 
-	if (issue_flags & NW_ISSUE_F_NONBLOCK)
-		return NW_PUNT;
 	if (sync->flags & IORING_FSYNC_DATASYNC)
 		return sync_done(req, fdatasync(req->fd));
 	return sync_done(req, fsync(req->fd));
@@ -105,8 +103,6 @@ int nw_sfr_issue(struct nw_req *req, unsigned int issue_flags)
 {
 	struct nw_sync *sync = nw_req_cmd(req, struct nw_sync);
 
-	if (issue_flags & NW_ISSUE_F_NONBLOCK)
-		return NW_PUNT;
 	return sync_done(req, sync_file_range(req->fd, (off_t)sync->off,
 					      (off_t)sync->len, sync->flags));
 }
@@ -128,8 +124,6 @@ int nw_fallocate_issue(struct nw_req *req, unsigned int issue_flags)
 {
 	struct nw_sync *sync = nw_req_cmd(req, struct nw_sync);
 
-	if (issue_flags & NW_ISSUE_F_NONBLOCK)
-		return NW_PUNT;
 	return sync_done(req, fallocate(req->fd, (int)sync->flags,
 					(off_t)sync->off, (off_t)sync->len));
 }
@@ -197,8 +191,6 @@ int nw_madvise_issue(struct nw_req *req, unsigned int issue_flags)
 {
 	struct nw_sync *sync = nw_req_cmd(req, struct nw_sync);
 
-	if (issue_flags & NW_ISSUE_F_NONBLOCK)
-		return NW_PUNT;
 	/* The same address space as the kernel's do_madvise(current->mm). */
 	req->res = madvise((void *)(uintptr_t)sync->addr, (size_t)sync->len,
 			   (int)sync->advice) < 0

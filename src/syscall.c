@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include "internal.h"
+#include "sqpoll.h"
 #include <nowait.h>
 
 #define NW_ENTER_FLAGS                                     \
@@ -57,6 +58,9 @@ NW_EXPORT int nowait_enter(int fd, unsigned int to_submit,
 		return ret2;
 	if (unlikely(READ_ONCE(ring->disabled)))
 		return -EBADFD;
+	if (unlikely(ring->sqd))
+		return nw_sqpoll_enter(ring, to_submit, min_complete, flags,
+				       arg, argsz);
 	if (to_submit) {
 		ret = submit(ring, to_submit);
 		if ((unsigned int)ret != to_submit)

@@ -25,11 +25,14 @@
 #include "poll.h"
 
 struct nw_timeout {
-	long long deadline_ns;	/* CLOCK_MONOTONIC */
-	unsigned int flags;	/* IORING_TIMEOUT_* */
-	unsigned int count;	/* CQEs to wait for; 0: a pure timer */
-	unsigned int target_cq; /* count-based: the CQ event to reach */
-	int heap_idx;		/* -1 when not armed */
+	long long deadline_ns; /* CLOCK_MONOTONIC */
+	unsigned int flags;    /* IORING_TIMEOUT_* */
+	unsigned int count;    /* CQEs to wait for; 0: a pure timer */
+	union {
+		unsigned int target_cq; /* count-based: the CQ event to reach */
+		unsigned int repeats;	/* MULTISHOT: expiries left, 0: ever */
+	};
+	int heap_idx; /* -1 when not armed */
 	bool on_count_list;
 	struct nw_req *target; /* LINK_TIMEOUT: the guarded request */
 	uint64_t target_seq;
@@ -242,12 +245,19 @@ static int prep_common(struct nw_req *req, const struct io_uring_sqe *sqe,
 	if (t->count && is_link)
 		return -EINVAL;
 	flags = READ_ONCE(sqe->timeout_flags);
-	/* Multishot timeouts (6.4) are not built: as an older kernel. */
 	if (flags & ~(IORING_TIMEOUT_ABS | IORING_TIMEOUT_CLOCK_MASK |
-		      IORING_TIMEOUT_ETIME_SUCCESS))
+		      IORING_TIMEOUT_ETIME_SUCCESS | IORING_TIMEOUT_MULTISHOT))
 		return -EINVAL;
 	if (__builtin_popcount(flags & IORING_TIMEOUT_CLOCK_MASK) > 1)
 		return -EINVAL;
+	/* A multishot timeout repeats a relative time; off counts expiries. */
+	if ((flags & IORING_TIMEOUT_MULTISHOT) && (flags & IORING_TIMEOUT_ABS))
+		return -EINVAL;
+	t->repeats = 0;
+	if (flags & IORING_TIMEOUT_MULTISHOT) {
+		t->repeats = t->count;
+		t->count = 0;
+	}
 	t->flags = flags;
 	t->heap_idx = -1;
 	t->on_count_list = false;
@@ -319,6 +329,47 @@ void nw_timeout_expired(struct nw_ring *ring, struct nw_list *ready)
 	timer_update(ring);
 }
 
+/* The final result of an expiry: -ETIME, a failure unless ETIME_SUCCESS. */
+static void expired(struct nw_req *req)
+{
+	req->res = -ETIME;
+	if (!(TMO(req)->flags & IORING_TIMEOUT_ETIME_SUCCESS))
+		nw_req_set_fail(req, -ETIME);
+}
+
+/*
+ * A multishot timeout expired (submit side). Unless that was its last
+ * expiry, post -ETIME with F_MORE and arm it again, relative to now. A CQ
+ * without room (or with a backlog) ends it instead, as the kernel's
+ * io_req_post_cqe does not overflow: its last CQE then goes the normal
+ * way. Returns true while it stays armed.
+ */
+static bool mshot_again(struct nw_req *req)
+{
+	struct nw_ring *ring = req->ring;
+	struct nw_timeout *t = TMO(req);
+	int ret;
+
+	if (t->repeats && !--t->repeats)
+		return false;
+	if (!nw_cq_has_room(ring))
+		return false;
+	req->cflags = IORING_CQE_F_MORE;
+	nw_cq_add(ring, req, -ETIME);
+	req->cflags = 0;
+	ring->batch_timeout = true; /* waiters wake, as for any timeout */
+	t->deadline_ns = deadline_of(&t->ts, t->flags);
+	pthread_mutex_lock(&ring->poll_lock);
+	ret = arm(ring, req);
+	if (ret)
+		disarm(ring, req);
+	pthread_mutex_unlock(&ring->poll_lock);
+	if (ret)
+		return false;
+	nw_poll_reactor_ensure(ring);
+	return true;
+}
+
 void nw_timeout_fire(struct nw_req *req, bool submit_side)
 {
 	struct nw_timeout *t = TMO(req);
@@ -336,10 +387,27 @@ void nw_timeout_fire(struct nw_req *req, bool submit_side)
 		return;
 	}
 	timeout_posted(req->ring);
-	req->res = -ETIME;
-	if (!(t->flags & IORING_TIMEOUT_ETIME_SUCCESS))
-		nw_req_set_fail(req, -ETIME);
+	if (t->flags & IORING_TIMEOUT_MULTISHOT) {
+		if (!submit_side) {
+			/* Its CQE needs the submit side: nw_timeout_tw. */
+			req->flags |= NW_REQ_F_TMO_TW;
+			nw_req_complete_async(req);
+			return;
+		}
+		if (mshot_again(req))
+			return;
+	}
+	expired(req);
 	nw_req_finish(req, submit_side);
+}
+
+bool nw_timeout_tw(struct nw_req *req)
+{
+	req->flags &= ~NW_REQ_F_TMO_TW;
+	if (mshot_again(req))
+		return true;
+	expired(req);
+	return false;
 }
 
 /* Count-based timeouts whose count was reached complete with 0. */
@@ -456,6 +524,7 @@ static int timeout_update(struct nw_ring *ring, struct nw_timeout_rem *tr)
 		disarm(ring, req);
 		TMO(req)->ts = tr->ts;
 		TMO(req)->count = 0;
+		TMO(req)->repeats = 0; /* a multishot one repeats for ever */
 		TMO(req)->deadline_ns = deadline_of(&tr->ts, tr->flags);
 		ret = arm(ring, req);
 	}

@@ -1,0 +1,518 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Provided buffers: groups of buffers the program hands to the ring, from
+ * which READ, READV, RECV and RECVMSG with IOSQE_BUFFER_SELECT pick one at
+ * issue time and report it in the CQE (IORING_CQE_F_BUFFER | bid << 16).
+ * A group is either "legacy" (PROVIDE_BUFFERS / REMOVE_BUFFERS: a list,
+ * taken from the front, given back to the front) or a buffer ring
+ * (IORING_REGISTER_PBUF_RING: struct io_uring_buf_ring in program memory;
+ * the program publishes entries with a store-release of the tail, the
+ * engine load-acquires the tail and keeps its own head).
+ * Semantics: kernel io_uring/kbuf.c (6.1, results as 6.18 gives them),
+ * man pages io_uring_prep_provide_buffers(3), io_uring_register_buf_ring(3).
+ *
+ * Threads: selection runs wherever an op is issued (the submitter, the
+ * reactor, a worker), so all state is under the ring's kbuf lock, a leaf
+ * lock (nothing else is taken while it is held). The kernel instead keeps a
+ * ring entry uncommitted under its uring_lock for the whole attempt; the
+ * engine never holds a lock across the system call, so it takes the entry
+ * (head++) at selection and gives it back on recycle: head-- when nothing
+ * was taken since, else onto the group's list, which selection prefers. The
+ * program cannot tell (the head is private), bar the order of bids when
+ * two attempts race.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include "kbuf.h"
+
+#define NW_KBUF_CHUNK	    128
+#define NW_MAX_BIDS	    65536 /* buffers one PROVIDE may add (bids) */
+#define NW_MAX_GROUP_BUFS   65535 /* a group never holds more (USHRT_MAX) */
+#define NW_KBUF_MAX_RW	    ((uint32_t)(INT_MAX & ~4095))
+#define NW_KBUF_USER_MAX    0x7fffffffefffULL /* access_ok: USER_PTR_MAX */
+#define NW_PBUF_MAX_ENTRIES 32768
+
+struct nw_kbuf_group {
+	struct nw_list bufs;  /* legacy buffers, or ring entries given back */
+	unsigned int nr_bufs; /* legacy buffers on bufs */
+	struct io_uring_buf_ring *br; /* NULL: a legacy group */
+	uint16_t head;		      /* ring: next entry to take */
+	uint16_t mask;
+	uint16_t bgid;
+};
+
+struct nw_kbuf_chunk {
+	struct nw_kbuf_chunk *next;
+	struct nw_kbuf bufs[NW_KBUF_CHUNK];
+};
+
+/* The ring's provided-buffer state (ring->kbuf), made on first use. */
+struct nw_kbuf_ctx {
+	pthread_mutex_t lock;
+	struct nw_kbuf_group **groups; /* by bgid, grown on demand */
+	unsigned int nr_groups;
+	struct nw_list cache;	      /* free struct nw_kbuf */
+	struct nw_kbuf_chunk *chunks; /* where they live, freed at teardown */
+};
+
+/* PROVIDE_BUFFERS and REMOVE_BUFFERS. */
+struct nw_pbuf {
+	uint64_t addr;
+	uint32_t len;
+	uint32_t nbufs;
+	uint16_t bgid;
+	uint16_t bid;
+};
+_Static_assert(sizeof(struct nw_pbuf) <= NW_REQ_CMD_SIZE, "nw_pbuf too big");
+
+static struct nw_kbuf_ctx *ctx_get(struct nw_ring *ring, bool create)
+{
+	struct nw_kbuf_ctx *ctx, *old = NULL;
+
+	ctx = __atomic_load_n(&ring->kbuf, __ATOMIC_ACQUIRE);
+	if (ctx || !create)
+		return ctx;
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return NULL;
+	pthread_mutex_init(&ctx->lock, NULL);
+	nw_list_init(&ctx->cache);
+	if (__atomic_compare_exchange_n(&ring->kbuf, &old, ctx, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return ctx;
+	pthread_mutex_destroy(&ctx->lock);
+	free(ctx);
+	return old; /* another thread made it first */
+}
+
+/* A free buffer record. Called with ctx->lock held. */
+static struct nw_kbuf *kbuf_alloc(struct nw_kbuf_ctx *ctx)
+{
+	struct nw_list *n;
+
+	if (nw_list_empty(&ctx->cache)) {
+		struct nw_kbuf_chunk *c = malloc(sizeof(*c));
+
+		if (!c)
+			return NULL;
+		c->next = ctx->chunks;
+		ctx->chunks = c;
+		for (int i = 0; i < NW_KBUF_CHUNK; i++)
+			nw_list_add_tail(&c->bufs[i].node, &ctx->cache);
+	}
+	n = ctx->cache.next;
+	nw_list_del(n);
+	return nw_list_entry(n, struct nw_kbuf, node);
+}
+
+/* Called with ctx->lock held. */
+static void kbuf_free(struct nw_kbuf_ctx *ctx, struct nw_kbuf *b)
+{
+	nw_list_add_tail(&b->node, &ctx->cache);
+}
+
+/* Put b at the front of list h (the kernel's list_add). */
+static void list_add_front(struct nw_list *n, struct nw_list *h)
+{
+	nw_list_add_tail(n, h->next);
+}
+
+static struct nw_kbuf_group *group_get(struct nw_kbuf_ctx *ctx,
+				       unsigned int bgid)
+{
+	return bgid < ctx->nr_groups ? ctx->groups[bgid] : NULL;
+}
+
+/* A new, empty legacy group. Called with ctx->lock held. */
+static struct nw_kbuf_group *group_create(struct nw_kbuf_ctx *ctx,
+					  uint16_t bgid)
+{
+	struct nw_kbuf_group *g;
+
+	if (bgid >= ctx->nr_groups) {
+		unsigned int nr = ctx->nr_groups ? ctx->nr_groups : 64;
+		struct nw_kbuf_group **tab;
+
+		while (nr <= bgid)
+			nr *= 2;
+		tab = realloc(ctx->groups, nr * sizeof(*tab));
+		if (!tab)
+			return NULL;
+		for (unsigned int i = ctx->nr_groups; i < nr; i++)
+			tab[i] = NULL;
+		ctx->groups = tab;
+		ctx->nr_groups = nr;
+	}
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return NULL;
+	nw_list_init(&g->bufs);
+	g->bgid = bgid;
+	ctx->groups[bgid] = g;
+	return g;
+}
+
+/* Drop the first nr buffers of g's list; returns how many. Lock held. */
+static unsigned int group_drop(struct nw_kbuf_ctx *ctx, struct nw_kbuf_group *g,
+			       unsigned int nr)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr && !nw_list_empty(&g->bufs); i++) {
+		struct nw_list *n = g->bufs.next;
+
+		nw_list_del(n);
+		kbuf_free(ctx, nw_list_entry(n, struct nw_kbuf, node));
+	}
+	g->nr_bufs = g->nr_bufs > i ? g->nr_bufs - i : 0;
+	return i;
+}
+
+static void group_free(struct nw_kbuf_ctx *ctx, struct nw_kbuf_group *g)
+{
+	group_drop(ctx, g, UINT_MAX);
+	ctx->groups[g->bgid] = NULL;
+	free(g);
+}
+
+/* ---- IORING_OP_PROVIDE_BUFFERS / IORING_OP_REMOVE_BUFFERS ---- */
+
+int nw_provide_buffers_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
+{
+	struct nw_pbuf *p = nw_req_cmd(req, struct nw_pbuf);
+	int64_t nbufs = READ_ONCE(sqe->fd);
+	uint64_t size, off;
+
+	if (READ_ONCE(sqe->rw_flags) || READ_ONCE(sqe->splice_fd_in))
+		return -EINVAL;
+	if (nbufs <= 0 || nbufs > NW_MAX_BIDS)
+		return -E2BIG;
+	p->nbufs = (uint32_t)nbufs;
+	p->addr = READ_ONCE(sqe->addr);
+	p->len = READ_ONCE(sqe->len);
+	if (!p->len)
+		return -EINVAL;
+	size = (uint64_t)p->len * p->nbufs;
+	if (p->addr + size < p->addr)
+		return -EOVERFLOW;
+	if (p->addr + size > NW_KBUF_USER_MAX)
+		return -EFAULT;
+	p->bgid = READ_ONCE(sqe->buf_group);
+	off = READ_ONCE(sqe->off);
+	if (off > USHRT_MAX)
+		return -E2BIG;
+	if (off + p->nbufs > NW_MAX_BIDS)
+		return -EINVAL;
+	p->bid = (uint16_t)off;
+	return 0;
+}
+
+/* io_add_buffers: append to g, up to the group's limit. Lock held. */
+static int add_buffers(struct nw_kbuf_ctx *ctx, struct nw_kbuf_group *g,
+		       const struct nw_pbuf *p)
+{
+	uint64_t addr = p->addr;
+	unsigned int i;
+	int ret = -ENOMEM;
+
+	for (i = 0; i < p->nbufs; i++) {
+		struct nw_kbuf *b;
+
+		if (g->nr_bufs == NW_MAX_GROUP_BUFS) {
+			ret = -EOVERFLOW;
+			break;
+		}
+		b = kbuf_alloc(ctx);
+		if (!b)
+			break;
+		b->addr = addr;
+		b->len = p->len < NW_KBUF_MAX_RW ? p->len : NW_KBUF_MAX_RW;
+		b->bid = (uint16_t)(p->bid + i);
+		b->bgid = p->bgid;
+		b->ring = false;
+		nw_list_add_tail(&b->node, &g->bufs);
+		g->nr_bufs++;
+		addr += p->len;
+	}
+	return i ? 0 : ret;
+}
+
+int nw_provide_buffers_issue(struct nw_req *req, unsigned int issue_flags)
+{
+	const struct nw_pbuf *p = nw_req_cmd(req, struct nw_pbuf);
+	struct nw_kbuf_ctx *ctx = ctx_get(req->ring, true);
+	struct nw_kbuf_group *g;
+	int ret;
+
+	if (!ctx)
+		return -ENOMEM;
+	pthread_mutex_lock(&ctx->lock);
+	g = group_get(ctx, p->bgid);
+	if (!g)
+		g = group_create(ctx, p->bgid);
+	if (!g)
+		ret = -ENOMEM;
+	else if (g->br)
+		ret = -EINVAL; /* a buffer ring takes no provided buffers */
+	else
+		ret = add_buffers(ctx, g, p);
+	pthread_mutex_unlock(&ctx->lock);
+	if (ret < 0)
+		return ret;
+	req->res = 0;
+	return NW_COMPLETE;
+}
+
+int nw_remove_buffers_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
+{
+	struct nw_pbuf *p = nw_req_cmd(req, struct nw_pbuf);
+	int64_t nbufs = READ_ONCE(sqe->fd);
+
+	if (READ_ONCE(sqe->rw_flags) || READ_ONCE(sqe->addr) ||
+	    READ_ONCE(sqe->len) || READ_ONCE(sqe->off) ||
+	    READ_ONCE(sqe->splice_fd_in))
+		return -EINVAL;
+	if (nbufs <= 0 || nbufs > NW_MAX_BIDS)
+		return -EINVAL;
+	p->nbufs = (uint32_t)nbufs;
+	p->bgid = READ_ONCE(sqe->buf_group);
+	return 0;
+}
+
+int nw_remove_buffers_issue(struct nw_req *req, unsigned int issue_flags)
+{
+	const struct nw_pbuf *p = nw_req_cmd(req, struct nw_pbuf);
+	struct nw_kbuf_ctx *ctx = ctx_get(req->ring, false);
+	struct nw_kbuf_group *g;
+	int ret = -ENOENT;
+
+	if (!ctx)
+		return ret;
+	pthread_mutex_lock(&ctx->lock);
+	g = group_get(ctx, p->bgid);
+	if (g)
+		ret = g->br ? -EINVAL : (int)group_drop(ctx, g, p->nbufs);
+	pthread_mutex_unlock(&ctx->lock);
+	if (ret < 0)
+		return ret;
+	req->res = ret;
+	return NW_COMPLETE;
+}
+
+/* ---- IORING_REGISTER_PBUF_RING / IORING_UNREGISTER_PBUF_RING ---- */
+
+/* The kernel pins the ring's pages: all of it must be there. */
+static int ring_mem_check(uint64_t addr, size_t size)
+{
+	void *tmp = malloc(size);
+	int ret;
+
+	if (!tmp)
+		return -ENOMEM;
+	ret = nw_copy_from_user(tmp, (void *)(uintptr_t)addr, size);
+	free(tmp);
+	return ret ? -EFAULT : 0;
+}
+
+static int buf_reg_copy(struct io_uring_buf_reg *reg, void *arg,
+			unsigned int nr_args)
+{
+	if (!arg || nr_args != 1)
+		return -EINVAL;
+	if (nw_copy_from_user(reg, arg, sizeof(*reg)))
+		return -EFAULT;
+	/* 6.1 knows no flags (IOU_PBUF_RING_MMAP came later): pad is 0. */
+	if (reg->pad || reg->resv[0] || reg->resv[1] || reg->resv[2])
+		return -EINVAL;
+	return 0;
+}
+
+int nw_kbuf_register_ring(struct nw_ring *ring, void *arg, unsigned int nr_args)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct io_uring_buf_reg reg;
+	struct nw_kbuf_group *g;
+	struct nw_kbuf_ctx *ctx;
+	int ret = buf_reg_copy(&reg, arg, nr_args);
+
+	if (ret)
+		return ret;
+	if (!reg.ring_addr)
+		return -EFAULT;
+	if (reg.ring_addr & (uint64_t)(page - 1))
+		return -EINVAL;
+	if (!reg.ring_entries || (reg.ring_entries & (reg.ring_entries - 1)))
+		return -EINVAL;
+	if (reg.ring_entries > NW_PBUF_MAX_ENTRIES)
+		return -EINVAL; /* head/tail are 16 bits: full == empty */
+	ret = ring_mem_check(reg.ring_addr,
+			     (size_t)reg.ring_entries *
+				     sizeof(struct io_uring_buf));
+	if (ret)
+		return ret;
+	ctx = ctx_get(ring, true);
+	if (!ctx)
+		return -ENOMEM;
+	pthread_mutex_lock(&ctx->lock);
+	g = group_get(ctx, reg.bgid);
+	if (g && (g->br || !nw_list_empty(&g->bufs)))
+		ret = -EEXIST;
+	else if (!g && !(g = group_create(ctx, reg.bgid)))
+		ret = -ENOMEM;
+	if (!ret) {
+		g->br = (struct io_uring_buf_ring *)(uintptr_t)reg.ring_addr;
+		g->mask = (uint16_t)(reg.ring_entries - 1);
+		g->head = 0;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	return ret;
+}
+
+int nw_kbuf_unregister_ring(struct nw_ring *ring, void *arg,
+			    unsigned int nr_args)
+{
+	struct io_uring_buf_reg reg;
+	struct nw_kbuf_group *g;
+	struct nw_kbuf_ctx *ctx;
+	int ret = buf_reg_copy(&reg, arg, nr_args);
+
+	if (ret)
+		return ret;
+	ctx = ctx_get(ring, false);
+	if (!ctx)
+		return -ENOENT;
+	pthread_mutex_lock(&ctx->lock);
+	g = group_get(ctx, reg.bgid);
+	if (!g)
+		ret = -ENOENT;
+	else if (!g->br)
+		ret = -EINVAL;
+	else
+		group_free(ctx, g);
+	pthread_mutex_unlock(&ctx->lock);
+	return ret;
+}
+
+/* ---- IOSQE_BUFFER_SELECT ---- */
+
+void nw_kbuf_prep(struct nw_req *req, const struct io_uring_sqe *sqe,
+		  uint32_t len)
+{
+	req->kbuf = NULL;
+	req->buf_len = len;
+	req->buf_group = READ_ONCE(sqe->buf_group);
+}
+
+/* Take the entry at the ring's head, if the program published one. */
+static struct nw_kbuf *ring_take(struct nw_kbuf_ctx *ctx,
+				 struct nw_kbuf_group *g)
+{
+	uint16_t tail = __atomic_load_n(&g->br->tail, __ATOMIC_ACQUIRE);
+	const struct io_uring_buf *e;
+	struct nw_kbuf *b;
+
+	if (tail == g->head)
+		return NULL;
+	b = kbuf_alloc(ctx);
+	if (!b)
+		return NULL;
+	e = &g->br->bufs[g->head & g->mask];
+	b->addr = READ_ONCE(e->addr);
+	b->len = READ_ONCE(e->len);
+	b->bid = READ_ONCE(e->bid);
+	b->bgid = g->bgid;
+	b->ring = true;
+	b->ring_pos = g->head++;
+	return b;
+}
+
+void *nw_kbuf_select(struct nw_req *req, size_t *len)
+{
+	struct nw_kbuf_ctx *ctx = ctx_get(req->ring, false);
+	struct nw_kbuf_group *g;
+	struct nw_kbuf *b = NULL;
+
+	NW_BUG_ON(req->kbuf != NULL);
+	if (!ctx)
+		return NULL;
+	pthread_mutex_lock(&ctx->lock);
+	g = group_get(ctx, req->buf_group);
+	if (g && !nw_list_empty(&g->bufs)) {
+		b = nw_list_entry(g->bufs.next, struct nw_kbuf, node);
+		nw_list_del(&b->node);
+		if (!b->ring)
+			g->nr_bufs--;
+	} else if (g && g->br) {
+		b = ring_take(ctx, g);
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	if (!b)
+		return NULL;
+	req->kbuf = b;
+	*len = req->buf_len;
+	if (!*len || *len > b->len)
+		*len = b->len;
+	return (void *)(uintptr_t)b->addr;
+}
+
+void nw_kbuf_recycle(struct nw_req *req)
+{
+	struct nw_kbuf_ctx *ctx = ctx_get(req->ring, false);
+	struct nw_kbuf *b = req->kbuf;
+	struct nw_kbuf_group *g;
+
+	if (!b)
+		return;
+	req->kbuf = NULL;
+	pthread_mutex_lock(&ctx->lock);
+	g = group_get(ctx, b->bgid);
+	if (!g || b->ring != (g->br != NULL)) {
+		kbuf_free(ctx, b); /* its group is gone or changed kind */
+	} else if (b->ring && g->head == (uint16_t)(b->ring_pos + 1)) {
+		g->head--; /* nothing taken since: as if never taken */
+		kbuf_free(ctx, b);
+	} else {
+		list_add_front(&b->node, &g->bufs);
+		if (!b->ring)
+			g->nr_bufs++;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+}
+
+unsigned int nw_kbuf_put(struct nw_req *req)
+{
+	struct nw_kbuf *b = req->kbuf;
+	struct nw_kbuf_ctx *ctx;
+	unsigned int cflags;
+
+	if (!b)
+		return 0;
+	req->kbuf = NULL;
+	cflags = IORING_CQE_F_BUFFER |
+		 ((unsigned int)b->bid << IORING_CQE_BUFFER_SHIFT);
+	ctx = ctx_get(req->ring, false);
+	pthread_mutex_lock(&ctx->lock);
+	kbuf_free(ctx, b);
+	pthread_mutex_unlock(&ctx->lock);
+	return cflags;
+}
+
+void nw_kbuf_free_all(struct nw_ring *ring)
+{
+	struct nw_kbuf_ctx *ctx = ctx_get(ring, false);
+
+	if (!ctx)
+		return;
+	/*
+	 * The groups go (no more reads of the program's buffer rings); the
+	 * records stay with the ring, since a request still finishing may
+	 * hold one.
+	 */
+	pthread_mutex_lock(&ctx->lock);
+	for (unsigned int i = 0; i < ctx->nr_groups; i++)
+		if (ctx->groups[i])
+			group_free(ctx, ctx->groups[i]);
+	pthread_mutex_unlock(&ctx->lock);
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Provided buffers (kbuf.c): PROVIDE_BUFFERS / REMOVE_BUFFERS, buffer
+ * rings (IORING_REGISTER_PBUF_RING), and IOSQE_BUFFER_SELECT for the ops
+ * that take it.
+ */
+#ifndef NW_KBUF_H
+#define NW_KBUF_H
+
+#include "internal.h"
+
+/* One buffer a request holds: a provided one, or a ring entry taken. */
+struct nw_kbuf {
+	struct nw_list node; /* on its group, or the free cache */
+	uint64_t addr;
+	uint32_t len;
+	uint16_t bid;
+	uint16_t bgid;
+	uint16_t ring_pos; /* ring entries: the head it was taken at */
+	bool ring;	   /* taken from a buffer ring */
+};
+
+int nw_provide_buffers_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
+int nw_provide_buffers_issue(struct nw_req *req, unsigned int issue_flags);
+int nw_remove_buffers_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
+int nw_remove_buffers_issue(struct nw_req *req, unsigned int issue_flags);
+
+/* IORING_REGISTER_PBUF_RING / IORING_UNREGISTER_PBUF_RING. */
+int nw_kbuf_register_ring(struct nw_ring *ring, void *arg,
+			  unsigned int nr_args);
+int nw_kbuf_unregister_ring(struct nw_ring *ring, void *arg,
+			    unsigned int nr_args);
+
+/*
+ * Prep of an op with IOSQE_BUFFER_SELECT: remember sqe->buf_group and the
+ * length asked (0: a whole buffer). Any op's prep calls it (it also clears
+ * req->kbuf, which is then valid for every request of those ops).
+ */
+void nw_kbuf_prep(struct nw_req *req, const struct io_uring_sqe *sqe,
+		  uint32_t len);
+/* Does req select a buffer at issue (IOSQE_BUFFER_SELECT)? */
+static inline bool nw_kbuf_wanted(const struct nw_req *req)
+{
+	return req->sqe_flags & IOSQE_BUFFER_SELECT;
+}
+/*
+ * Take a buffer of req's group for an attempt (held in req->kbuf): its
+ * address, with *len the length to use. NULL when the group has none
+ * (the op fails with -ENOBUFS). Any thread.
+ */
+void *nw_kbuf_select(struct nw_req *req, size_t *len);
+/* The attempt did not use the buffer: give it back, as if never taken. */
+void nw_kbuf_recycle(struct nw_req *req);
+/* The buffer is consumed: the CQE flags that report it (F_BUFFER|bid). */
+unsigned int nw_kbuf_put(struct nw_req *req);
+/* Drop every group of the ring (ring teardown). */
+void nw_kbuf_free_all(struct nw_ring *ring);
+
+#endif

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * IORING_OP_MSG_RING: post a CQE on another ring (IORING_MSG_DATA), or
+ * install one of our registered files into another ring's file table and
+ * tell it with a CQE (IORING_MSG_SEND_FD). Both rings are nowait rings of
+ * this process; an fd that is not one (a file, a kernel ring) is -EBADFD.
+ *
+ * The target's CQE goes the way of any CQE posted from outside its submit
+ * side: as task work (rsrc.c nw_post_aux_async), posted at once when the
+ * target's submit side is free, by its holder otherwise, and only inside
+ * enter on a DEFER_TASKRUN target. Its waiters and eventfd hear of it as
+ * of any CQE; a full CQ puts it on the overflow list. A message to our own
+ * ring goes straight into the current batch, ahead of this request's CQE,
+ * as the kernel posts it.
+ * Semantics: kernel io_uring/msg_ring.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include "msgring.h"
+#include "rsrc.h"
+
+struct nw_msg {
+	uint64_t user_data; /* of the target's CQE */
+	uint32_t len;	    /* DATA: the target CQE's res */
+	uint32_t cmd;	    /* IORING_MSG_DATA or IORING_MSG_SEND_FD */
+	uint32_t src_fd;    /* SEND_FD: our fixed slot */
+	uint32_t dst_fd;    /* SEND_FD: file_index; DATA: cqe flags (PASS) */
+	uint32_t flags;	    /* IORING_MSG_RING_* */
+};
+
+#define MSG_RING_FLAGS (IORING_MSG_RING_CQE_SKIP | IORING_MSG_RING_FLAGS_PASS)
+
+int nw_msg_ring_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
+{
+	struct nw_msg *msg = nw_req_cmd(req, struct nw_msg);
+
+	if (READ_ONCE(sqe->buf_index) || READ_ONCE(sqe->personality))
+		return -EINVAL;
+	msg->user_data = READ_ONCE(sqe->off);
+	msg->len = READ_ONCE(sqe->len);
+	msg->cmd = (uint32_t)READ_ONCE(sqe->addr);
+	msg->src_fd = (uint32_t)READ_ONCE(sqe->addr3);
+	msg->dst_fd = READ_ONCE(sqe->file_index);
+	msg->flags = READ_ONCE(sqe->msg_ring_flags);
+	if (msg->flags & ~MSG_RING_FLAGS)
+		return -EINVAL;
+	return 0;
+}
+
+/* Post on target; straight into the batch when it is our own ring. */
+static void post(struct nw_req *req, struct nw_ring *target, uint64_t ud,
+		 int res, uint32_t cflags, unsigned int issue_flags)
+{
+	struct nw_req aux;
+
+	if (target != req->ring || !(issue_flags & NW_ISSUE_F_NONBLOCK)) {
+		nw_post_aux_async(target, ud, res, cflags);
+		return;
+	}
+	aux.user_data = ud;
+	aux.cflags = cflags;
+	aux.big[0] = aux.big[1] = 0;
+	nw_cq_add(target, &aux, res);
+}
+
+static int msg_data(struct nw_req *req, struct nw_ring *target,
+		    unsigned int issue_flags)
+{
+	struct nw_msg *msg = nw_req_cmd(req, struct nw_msg);
+	uint32_t cflags = 0;
+
+	if (msg->src_fd || (msg->flags & ~IORING_MSG_RING_FLAGS_PASS))
+		return -EINVAL;
+	if (!(msg->flags & IORING_MSG_RING_FLAGS_PASS) && msg->dst_fd)
+		return -EINVAL;
+	if (__atomic_load_n(&target->disabled, __ATOMIC_ACQUIRE))
+		return -EBADFD;
+	if (msg->flags & IORING_MSG_RING_FLAGS_PASS)
+		cflags = msg->dst_fd;
+	post(req, target, msg->user_data, (int)msg->len, cflags, issue_flags);
+	return 0;
+}
+
+static int msg_send_fd(struct nw_req *req, struct nw_ring *target,
+		       unsigned int issue_flags)
+{
+	struct nw_msg *msg = nw_req_cmd(req, struct nw_msg);
+	int fd, ret;
+
+	if (msg->len)
+		return -EINVAL;
+	if (target == req->ring)
+		return -EINVAL;
+	if (__atomic_load_n(&target->disabled, __ATOMIC_ACQUIRE))
+		return -EBADFD;
+	fd = nw_rsrc_file(req->ring, msg->src_fd);
+	if (fd < 0)
+		return -EBADF;
+	/* Our own reference, which the target's table takes over. */
+	fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0)
+		return -EBADF;
+	ret = nw_rsrc_install(target, fd, msg->dst_fd);
+	if (ret < 0 || (msg->flags & IORING_MSG_RING_CQE_SKIP))
+		return ret;
+	post(req, target, msg->user_data, ret, 0, issue_flags);
+	return ret;
+}
+
+int nw_msg_ring_issue(struct nw_req *req, unsigned int issue_flags)
+{
+	struct nw_msg *msg = nw_req_cmd(req, struct nw_msg);
+	struct nw_ring *target;
+	int ret = nw_ring_lookup(req->fd, &target);
+
+	if (ret == -EBADF)
+		return -EBADF;
+	if (ret)
+		return -EBADFD; /* a file that is not a nowait ring */
+	switch (msg->cmd) {
+	case IORING_MSG_DATA:
+		ret = msg_data(req, target, issue_flags);
+		break;
+	case IORING_MSG_SEND_FD:
+		ret = msg_send_fd(req, target, issue_flags);
+		break;
+	default:
+		ret = -EINVAL;
+		break;
+	}
+	if (ret < 0)
+		return ret;
+	req->res = ret;
+	return NW_COMPLETE;
+}

@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Multishot RECV and RECVMSG (IORING_RECV_MULTISHOT, io_uring/net.c): one
+ * CQE with IORING_CQE_F_MORE and a provided buffer per chunk while armed;
+ * the end (EOF, -ENOBUFS, cancel) without F_MORE; prep errors; a buffer
+ * ring refilled as CQEs come (wrap-around); RECVMSG's io_uring_recvmsg_out
+ * layout on a UDP socket.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "helpers.h"
+
+#define MULTISHOT  (1U << 1) /* IORING_RECV_MULTISHOT */
+#define F_BUF	   IORING_CQE_F_BUFFER
+#define F_MORE	   IORING_CQE_F_MORE
+#define F_NONEMPTY IORING_CQE_F_SOCK_NONEMPTY
+#define BID(f)	   ((f) >> IORING_CQE_BUFFER_SHIFT)
+#define BUFLEN	   16
+
+static char bufs[64][BUFLEN];
+
+static struct io_uring_sqe *sqe_new(struct t_ring *r, int op, int fd,
+				    const void *addr, unsigned int len,
+				    uint64_t ud)
+{
+	struct io_uring_sqe *sqe = t_get_sqe(r);
+
+	T_ASSERT(sqe != NULL);
+	t_prep_rw(sqe, op, fd, addr, len, 0, ud);
+	return sqe;
+}
+
+static void provide(struct t_ring *r, int nbufs, uint16_t bgid, uint16_t bid)
+{
+	struct io_uring_sqe *sqe = sqe_new(r, IORING_OP_PROVIDE_BUFFERS, nbufs,
+					   bufs[bid], BUFLEN, 99);
+
+	sqe->off = bid;
+	sqe->buf_group = bgid;
+	T_ASSERT_EQ(t_submit_and_wait(r, 1), 1);
+	t_expect_cqe(r, 99, 0);
+}
+
+static struct io_uring_sqe *recv_mshot(struct t_ring *r, int op, int fd,
+				       const void *addr, uint16_t bgid,
+				       uint64_t ud)
+{
+	struct io_uring_sqe *sqe =
+		sqe_new(r, op, fd, addr, op == IORING_OP_RECVMSG, ud);
+
+	sqe->flags |= IOSQE_BUFFER_SELECT;
+	sqe->buf_group = bgid;
+	sqe->ioprio = MULTISHOT;
+	return sqe;
+}
+
+/* Wait for a CQE of ud: res, flags as given (bid included). */
+static void expect(struct t_ring *r, uint64_t ud, int res, unsigned int flags)
+{
+	unsigned int f = t_expect_cqe(r, ud, res);
+
+	if (f != flags) {
+		fprintf(stderr, "[%s] CQE %llu res %d: flags 0x%x, want 0x%x\n",
+			t_engine_name(), (unsigned long long)ud, res, f, flags);
+		abort();
+	}
+}
+
+static void test_prep_errors(void)
+{
+	struct io_uring_sqe *sqe;
+	struct t_ring r;
+	int s[2];
+
+	T_ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, s), 0);
+	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
+	sqe = recv_mshot(&r, IORING_OP_RECV, s[0], NULL, 1, 1);
+	sqe->flags &= ~IOSQE_BUFFER_SELECT;
+	T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
+	expect(&r, 1, -EINVAL, 0);
+	recv_mshot(&r, IORING_OP_RECV, s[0], NULL, 1, 3)->msg_flags =
+		MSG_WAITALL;
+	T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
+	expect(&r, 3, -EINVAL, 0);
+	/* No buffer at all: ends at once. */
+	recv_mshot(&r, IORING_OP_RECV, s[0], NULL, 1, 4);
+	T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
+	expect(&r, 4, -ENOBUFS, 0);
+	t_ring_exit(&r);
+	close(s[0]);
+	close(s[1]);
+}
+
+/*
+ * Chunks as they come, a buffer each (SOCK_NONEMPTY while more is queued);
+ * out of buffers it ends with -ENOBUFS; re-armed, EOF ends it with 0.
+ */
+static void test_recv_stream(void)
+{
+	char big[40];
+	struct t_ring r;
+	int s[2];
+
+	for (unsigned int i = 0; i < sizeof(big); i++)
+		big[i] = (char)('A' + i);
+	T_ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, s), 0);
+	T_ASSERT_EQ(t_ring_init(&r, 16, NULL), 0);
+	provide(&r, 4, 1, 0);
+	/* Data already there when it is armed. */
+	T_ASSERT_EQ(write(s[1], "hello", 5), 5);
+	recv_mshot(&r, IORING_OP_RECV, s[0], NULL, 1, 10);
+	T_ASSERT_EQ(t_submit(&r), 1);
+	expect(&r, 10, 5, F_MORE | F_BUF | (0 << 16));
+	T_ASSERT_EQ(memcmp(bufs[0], "hello", 5), 0);
+	t_expect_no_cqe(&r, 20);
+	T_ASSERT_EQ(write(s[1], big, sizeof(big)), (ssize_t)sizeof(big));
+	expect(&r, 10, 16, F_MORE | F_BUF | F_NONEMPTY | (1 << 16));
+	expect(&r, 10, 16, F_MORE | F_BUF | F_NONEMPTY | (2 << 16));
+	expect(&r, 10, 8, F_MORE | F_BUF | (3 << 16));
+	T_ASSERT_EQ(memcmp(bufs[1], big, 16), 0);
+	T_ASSERT_EQ(memcmp(bufs[3], big + 32, 8), 0);
+	t_expect_no_cqe(&r, 20);
+	T_ASSERT_EQ(write(s[1], "x", 1), 1);
+	expect(&r, 10, -ENOBUFS, 0);
+
+	/* Armed again: the byte left, then EOF. */
+	provide(&r, 2, 1, 4);
+	recv_mshot(&r, IORING_OP_RECV, s[0], NULL, 1, 11);
+	T_ASSERT_EQ(t_submit(&r), 1);
+	expect(&r, 11, 1, F_MORE | F_BUF | (4 << 16));
+	T_ASSERT_EQ(shutdown(s[1], SHUT_WR), 0);
+	expect(&r, 11, 0, 0);
+	t_ring_exit(&r);
+	close(s[0]);
+	close(s[1]);
+}
+
+/* ASYNC_CANCEL ends it: -ECANCELED without F_MORE. */
+static void test_cancel(void)
+{
+	struct io_uring_sqe *sqe;
+	struct t_ring r;
+	int s[2];
+
+	T_ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, s), 0);
+	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
+	provide(&r, 4, 2, 0);
+	recv_mshot(&r, IORING_OP_RECV, s[0], NULL, 2, 1);
+	T_ASSERT_EQ(t_submit(&r), 1);
+	T_ASSERT_EQ(write(s[1], "ab", 2), 2);
+	expect(&r, 1, 2, F_MORE | F_BUF | (0 << 16));
+	sqe = t_get_sqe(&r);
+	t_prep_nop(sqe, 2);
+	sqe->opcode = IORING_OP_ASYNC_CANCEL;
+	sqe->addr = 1;
+	T_ASSERT_EQ(t_submit_and_wait(&r, 2), 1);
+	for (int i = 0; i < 2; i++) {
+		struct io_uring_cqe cqe;
+
+		T_ASSERT_EQ(t_wait_cqe(&r, &cqe), 0);
+		if (cqe.user_data == 1) {
+			T_ASSERT_EQ(cqe.res, -ECANCELED);
+			T_ASSERT_EQ(cqe.flags, 0);
+		} else {
+			T_ASSERT_EQ(cqe.user_data, 2);
+			T_ASSERT_EQ(cqe.res, 0);
+		}
+	}
+	/* The buffers it did not use are still there. */
+	sqe = sqe_new(&r, IORING_OP_REMOVE_BUFFERS, 8, NULL, 0, 3);
+	sqe->buf_group = 2;
+	T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
+	expect(&r, 3, 3, 0);
+	t_ring_exit(&r);
+	close(s[0]);
+	close(s[1]);
+}
+
+/* A buffer ring, refilled from each CQE, across several wraps. */
+static void test_buf_ring(void)
+{
+	struct io_uring_buf_reg reg;
+	struct io_uring_buf_ring *br;
+	const unsigned int entries = 4;
+	uint16_t tail = 0;
+	struct t_ring r;
+	int s[2];
+
+	br = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	T_ASSERT(br != MAP_FAILED);
+	T_ASSERT_EQ(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, s), 0);
+	T_ASSERT_EQ(t_ring_init(&r, 16, NULL), 0);
+	memset(&reg, 0, sizeof(reg));
+	reg.ring_addr = (uintptr_t)br;
+	reg.ring_entries = entries;
+	reg.bgid = 3;
+	T_ASSERT_EQ(t_register(r.fd, IORING_REGISTER_PBUF_RING, &reg, 1), 0);
+	for (uint16_t i = 0; i < entries; i++) {
+		br->bufs[tail & (entries - 1)] = (struct io_uring_buf){
+			.addr = (uintptr_t)bufs[i], .len = BUFLEN, .bid = i};
+		tail++;
+	}
+	__atomic_store_n(&br->tail, tail, __ATOMIC_RELEASE);
+	recv_mshot(&r, IORING_OP_RECV, s[0], NULL, 3, 7);
+	T_ASSERT_EQ(t_submit(&r), 1);
+	for (unsigned int i = 0; i < 5 * entries; i++) {
+		char msg[8];
+		unsigned int f, bid;
+		int len = snprintf(msg, sizeof(msg), "m%u", i);
+
+		T_ASSERT_EQ(write(s[1], msg, (size_t)len), len);
+		f = t_expect_cqe(&r, 7, len);
+		T_ASSERT_EQ(f & (F_MORE | F_BUF), F_MORE | F_BUF);
+		bid = BID(f);
+		T_ASSERT_EQ(bid, i % entries);
+		T_ASSERT_EQ(memcmp(bufs[bid], msg, (size_t)len), 0);
+		/* Give it back at the tail. */
+		br->bufs[tail & (entries - 1)] =
+			(struct io_uring_buf){.addr = (uintptr_t)bufs[bid],
+					      .len = BUFLEN,
+					      .bid = (uint16_t)bid};
+		tail++;
+		__atomic_store_n(&br->tail, tail, __ATOMIC_RELEASE);
+	}
+	T_ASSERT_EQ(shutdown(s[1], SHUT_WR), 0);
+	expect(&r, 7, 0, 0);
+	t_ring_exit(&r);
+	munmap(br, 4096);
+	close(s[0]);
+	close(s[1]);
+}
+
+static int udp_socket(struct sockaddr_in *addr)
+{
+	socklen_t len = sizeof(*addr);
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	T_ASSERT_GE(fd, 0);
+	memset(addr, 0, sizeof(*addr));
+	addr->sin_family = AF_INET;
+	addr->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	T_ASSERT_EQ(bind(fd, (struct sockaddr *)addr, sizeof(*addr)), 0);
+	T_ASSERT_EQ(getsockname(fd, (struct sockaddr *)addr, &len), 0);
+	return fd;
+}
+
+/* RECVMSG multishot: out header, then the name, then the payload. */
+static void test_recvmsg_udp(void)
+{
+	struct sockaddr_in ra, sa, *name;
+	struct io_uring_recvmsg_out *out;
+	const size_t hdr = sizeof(*out) + sizeof(struct sockaddr_in);
+	struct msghdr msg;
+	struct t_ring r;
+	int rfd, sfd;
+
+	rfd = udp_socket(&ra);
+	sfd = udp_socket(&sa);
+	T_ASSERT_EQ(t_ring_init(&r, 16, NULL), 0);
+	provide(&r, 3, 4, 0);
+	/* Each buffer: 16 bytes of header + 16 of name: no room for data. */
+	memset(&msg, 0, sizeof(msg));
+	msg.msg_namelen = sizeof(struct sockaddr_in);
+	recv_mshot(&r, IORING_OP_RECVMSG, rfd, &msg, 4, 1);
+	T_ASSERT_EQ(t_submit(&r), 1);
+	T_ASSERT_EQ(
+		sendto(sfd, "dgram", 5, 0, (struct sockaddr *)&ra, sizeof(ra)),
+		5);
+	expect(&r, 1, -EFAULT, 0);
+
+	/* One buffer of 64 bytes: room for 32 of payload. */
+	{
+		struct io_uring_sqe *sqe =
+			sqe_new(&r, IORING_OP_PROVIDE_BUFFERS, 1, bufs[10],
+				4 * BUFLEN, 98);
+
+		sqe->off = 1;
+		sqe->buf_group = 6;
+		T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
+		t_expect_cqe(&r, 98, 0);
+	}
+	recv_mshot(&r, IORING_OP_RECVMSG, rfd, &msg, 6, 2);
+	T_ASSERT_EQ(t_submit(&r), 1);
+	expect(&r, 2, (int)hdr + 5, F_MORE | F_BUF | (1 << 16));
+	out = (void *)bufs[10];
+	T_ASSERT_EQ(out->namelen, sizeof(struct sockaddr_in));
+	T_ASSERT_EQ(out->payloadlen, 5);
+	T_ASSERT_EQ(out->controllen, 0);
+	name = (void *)(out + 1);
+	T_ASSERT_EQ(name->sin_port, sa.sin_port);
+	T_ASSERT_EQ(memcmp((char *)bufs[10] + hdr, "dgram", 5), 0);
+	/* Out of buffers: -ENOBUFS at the next datagram. */
+	T_ASSERT_EQ(
+		sendto(sfd, "more", 4, 0, (struct sockaddr *)&ra, sizeof(ra)),
+		4);
+	expect(&r, 2, -ENOBUFS, 0);
+	t_ring_exit(&r);
+	close(rfd);
+	close(sfd);
+}
+
+int main(void)
+{
+	t_require_engine();
+	t_watchdog(60);
+	test_prep_errors();
+	test_recv_stream();
+	test_cancel();
+	test_buf_ring();
+	test_recvmsg_udp();
+	return T_EXIT_PASS;
+}
