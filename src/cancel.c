@@ -5,7 +5,9 @@
  * Each subsystem is asked in turn, as the kernel's io_try_cancel does:
  * the worker pool (queued work is taken back, running work is -EALREADY),
  * then requests parked on readiness (polls included), then timeouts.
- * A cancelled request completes with -ECANCELED.
+ * A cancelled request completes with -ECANCELED. IORING_REGISTER_SYNC_CANCEL
+ * is the same search from io_uring_register, retried while a match runs.
+ * Requests waiting behind an IO_DRAIN are not found, as in the kernel.
  * Semantics: kernel io_uring/cancel.c, reference/kernel-semantics.md 9.
  */
 #include <errno.h>
@@ -90,9 +92,8 @@ static bool interrupt_match(struct nw_work *work, void *arg)
 
 static void interrupted(struct nw_work *work, void *arg)
 {
-	struct nw_req *req = container_of(work, struct nw_req, work);
-
-	if (req->flags & NW_REQ_F_WQ_POLL)
+	/* NW_REQ_F_WQ_POLL, as the worker may be writing req->flags. */
+	if (__atomic_load_n(&work->wq_poll, __ATOMIC_RELAXED))
 		((struct interrupt_ctx *)arg)->wq_poll++;
 }
 
@@ -244,21 +245,27 @@ static int sync_try(struct nw_ring *ring, const struct sync_cancel_reg *sc)
 		sc->flags & (IORING_ASYNC_CANCEL_ALL | IORING_ASYNC_CANCEL_ANY);
 	struct nw_list out, *pos, *tmp;
 	struct cancel_key k = {.ring = ring, .out = &out};
+	struct nw_rsrc_node *node = NULL;
 	int r;
 
 	k.c.addr = sc->addr;
 	k.c.flags = sc->flags;
 	k.c.fd = sc->fd;
 	k.c.opcode = sc->opcode;
-	/* A fixed slot is looked up on each pass, as the kernel does. */
+	/*
+	 * A fixed slot is looked up on each pass, as the kernel does; its
+	 * reference keeps the fd number from naming another file meanwhile.
+	 */
 	if ((sc->flags & IORING_ASYNC_CANCEL_FD) &&
 	    (sc->flags & IORING_ASYNC_CANCEL_FD_FIXED)) {
-		k.c.fd = nw_rsrc_file(ring, (unsigned int)sc->fd);
-		if (k.c.fd < 0)
+		node = nw_rsrc_node_get(ring, (unsigned int)sc->fd, &k.c.fd);
+		if (!node)
 			return -EBADF;
 	}
 	nw_list_init(&out);
 	r = try_cancel(&k, all);
+	if (node)
+		nw_rsrc_node_put(ring, node, NULL);
 	nw_list_for_each_safe(pos, tmp, &out) {
 		nw_list_del(pos);
 		nw_req_complete_async(

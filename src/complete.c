@@ -65,6 +65,8 @@ void nw_req_free(struct nw_ring *ring, struct nw_req *req)
 	}
 	if (unlikely(req->flags & NW_REQ_F_FIXED_DONE))
 		nw_rsrc_file_put(req);
+	if (unlikely(req->tag_nodes))
+		nw_rsrc_post_tags(req);
 	if (likely(req->flags & NW_REQ_F_COUNTED)) {
 		req->flags &= ~NW_REQ_F_COUNTED;
 		ring->nr_reqs--;
@@ -357,6 +359,9 @@ struct nw_req *nw_req_complete_inline(struct nw_req *req)
 	struct nw_ring *ring = req->ring;
 	struct nw_req *next = req->link;
 
+	/* Tags of slots it emptied come first, as the kernel posts them. */
+	if (unlikely(req->tag_nodes))
+		nw_rsrc_post_tags(req);
 	if (likely(!(req->flags & NW_REQ_F_CQE_SKIP)))
 		nw_cq_add(ring, req, req->res);
 	if (unlikely(req->flags & NW_REQ_F_TIMER))

@@ -90,9 +90,9 @@ enum {
 #define NW_REQ_F_LTIMEOUT   (1U << 12) /* a LINK_TIMEOUT */
 #define NW_REQ_F_FIXED_DONE (1U << 13) /* fd is the fixed slot's: file_node */
 /* Readiness fired on a DEFER_TASKRUN ring: reissue it on the submit side. */
-#define NW_REQ_F_TW_FIRE (1U << 20)
+#define NW_REQ_F_TW_FIRE    (1U << 20)
 /* In a worker in place of a poll the kernel would arm (blocking connect). */
-#define NW_REQ_F_WQ_POLL (1U << 21)
+#define NW_REQ_F_WQ_POLL    (1U << 21)
 /* Counted in ring->nr_reqs (a submitted request; drain.c's gate). */
 #define NW_REQ_F_COUNTED    (1U << 26)
 /* A multishot timeout's expiry, queued as task work (timeout.c). */
@@ -154,6 +154,8 @@ struct nw_req {
 	uint64_t seq;	/* which use of this request struct (cancel identity) */
 	struct nw_req *ltimeout; /* the LINK_TIMEOUT guarding it, if armed */
 	struct nw_rsrc_node *file_node; /* fixed file in use (FIXED_DONE) */
+	/* Slots it emptied: their tags go before its CQE (rsrc.c). */
+	struct nw_rsrc_node *tag_nodes;
 	/* IOSQE_BUFFER_SELECT (kbuf.c): the buffer held, length asked, group */
 	struct nw_kbuf *kbuf;
 	uint32_t buf_len; /* 0: a whole buffer */

@@ -155,6 +155,8 @@ int nw_iowq_cancel(bool (*match)(struct nw_work *, void *), void *arg, bool all,
 	return n;
 }
 
+static void kick_timer_free(void);
+
 static void *worker_main(void *arg)
 {
 	struct nw_pool *p = arg;
@@ -168,6 +170,7 @@ static void *worker_main(void *arg)
 	}
 	p->nr_workers--;
 	pthread_mutex_unlock(&p->lock);
+	kick_timer_free();
 	return NULL;
 }
 
@@ -279,13 +282,20 @@ static void kick_arm(int sig)
 		kick_armed = true;
 }
 
+/* A worker exits: its kick timer goes with it. */
+static void kick_timer_free(void)
+{
+	if (kick_timer >= 0)
+		syscall(SYS_timer_delete, kick_timer);
+	kick_timer = -1;
+}
+
 static void cancel_handler(int sig, siginfo_t *si, void *uc)
 {
 	struct nw_work *w = cur_work;
 	int saved = errno;
 
-	if (w && __atomic_load_n(&w->cancel, __ATOMIC_ACQUIRE) &&
-	    !kick_armed)
+	if (w && __atomic_load_n(&w->cancel, __ATOMIC_ACQUIRE) && !kick_armed)
 		kick_arm(sig);
 	errno = saved;
 }

@@ -19,6 +19,7 @@ struct nw_work {
 	pthread_t thread; /* the worker, while in a blocking call */
 	int cancel;	  /* a cancel asked to interrupt it (atomic) */
 	int in_call;	  /* in a blocking call that may be interrupted */
+	int wq_poll; /* the owner's mark for its cancel callback (atomic) */
 };
 
 /*
@@ -50,8 +51,8 @@ int nw_iowq_cancel(bool (*match)(struct nw_work *work, void *arg), void *arg,
  * EINTR. interrupted() is called for each, with the pool lock held.
  * Returns the number interrupted.
  */
-int nw_iowq_interrupt(bool (*match)(struct nw_work *work, void *arg),
-		      void *arg, bool all,
+int nw_iowq_interrupt(bool (*match)(struct nw_work *work, void *arg), void *arg,
+		      bool all,
 		      void (*interrupted)(struct nw_work *work, void *arg));
 
 /*

@@ -86,6 +86,7 @@ static int msg_send_fd(struct nw_req *req, struct nw_ring *target,
 		       unsigned int issue_flags)
 {
 	struct nw_msg *msg = nw_req_cmd(req, struct nw_msg);
+	struct nw_rsrc_node *node;
 	int fd, ret;
 
 	if (msg->len)
@@ -94,14 +95,16 @@ static int msg_send_fd(struct nw_req *req, struct nw_ring *target,
 		return -EINVAL;
 	if (__atomic_load_n(&target->disabled, __ATOMIC_ACQUIRE))
 		return -EBADFD;
-	fd = nw_rsrc_file(req->ring, msg->src_fd);
-	if (fd < 0)
+	/* The slot's file cannot close under the dup: a reference. */
+	node = nw_rsrc_node_get(req->ring, msg->src_fd, &fd);
+	if (!node)
 		return -EBADF;
 	/* Our own reference, which the target's table takes over. */
 	fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	nw_rsrc_node_put(req->ring, node, req);
 	if (fd < 0)
 		return -EBADF;
-	ret = nw_rsrc_install(target, fd, msg->dst_fd);
+	ret = nw_rsrc_install(target, fd, msg->dst_fd, NULL);
 	if (ret < 0 || (msg->flags & IORING_MSG_RING_CQE_SKIP))
 		return ret;
 	post(req, target, msg->user_data, ret, 0, issue_flags);

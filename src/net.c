@@ -26,11 +26,13 @@
  * the result. SHUTDOWN and SOCKET run inline.
  *
  * ACCEPT and SOCKET install into a fixed slot when file_index is set
- * (rsrc.c). Multishot ACCEPT posts each connection with F_MORE (as task
- * work, so the final CQE cannot overtake them) and parks again when none
- * is queued; a worker (which blocks) ends it after one connection, as does
- * a run of NW_ACCEPT_MSHOT_MAX in one go: the program arms it again, as it
- * must whenever F_MORE is missing.
+ * (rsrc.c). Multishot ACCEPT is armed like multishot RECV (poll.c
+ * nw_poll_arm_mshot): parked for good, its accepts run on the submit side
+ * as task work and post each connection with F_MORE straight into the CQ,
+ * so a cancel always finds it parked and its CQE comes after the
+ * connections accepted before it, as on the kernel. A full CQ makes the
+ * connection just accepted the final CQE; a worker that gets it (no
+ * readiness left to wait on) blocks for one connection and ends it.
  *
  * Provided buffers (IOSQE_BUFFER_SELECT, kbuf.c) on RECV and RECVMSG: the
  * buffer is taken for each attempt and given back when the attempt would
@@ -449,16 +451,20 @@ static bool sr_stream(struct nw_req *req, struct nw_sr *sr)
 /*
  * IORING_CQE_F_SOCK_NONEMPTY: the kernel reports data left queued on a
  * stream socket (msg_inq). Asked only when the receive filled the buffer;
- * a short one emptied the queue.
+ * a short one emptied the queue. An empty queue also tells the readiness
+ * machinery that the next receive need not be tried before an edge.
  */
 static void sr_nonempty(struct nw_req *req, struct nw_sr *sr)
 {
 	int inq = 0;
 
-	if (ioctl(req->fd, FIONREAD, &inq) || inq <= 0)
+	if (ioctl(req->fd, FIONREAD, &inq) || !sr_stream(req, sr) ||
+	    sr->sock_type != SOCK_STREAM)
 		return;
-	if (sr_stream(req, sr) && sr->sock_type == SOCK_STREAM)
+	if (inq > 0)
 		req->cflags |= IORING_CQE_F_SOCK_NONEMPTY;
+	else
+		nw_poll_drained(req);
 }
 
 /* The final result: n (or -errno) from the last call, plus what came before. */
@@ -796,13 +802,9 @@ struct nw_accept {
 	int flags;		/* SOCK_NONBLOCK | SOCK_CLOEXEC */
 	unsigned int iou_flags; /* IORING_ACCEPT_* */
 	uint32_t file_slot;	/* direct descriptor: slot + 1, or ALLOC */
-	unsigned int posted;	/* multishot: CQEs posted with F_MORE */
 	bool checked;		/* SO_ACCEPTCONN asked once */
 };
 _Static_assert(sizeof(struct nw_accept) <= NW_REQ_CMD_SIZE, "too big");
-
-/* Connections one multishot issue takes before it lets go of the thread. */
-#define NW_ACCEPT_MSHOT_MAX 1024
 
 int nw_accept_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 {
@@ -815,7 +817,6 @@ int nw_accept_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 	acc->flags = (int)READ_ONCE(sqe->accept_flags);
 	acc->iou_flags = READ_ONCE(sqe->ioprio);
 	acc->checked = false;
-	acc->posted = 0;
 	if (acc->iou_flags & ~NW_ACCEPT_FLAGS)
 		return -EINVAL;
 	acc->file_slot = READ_ONCE(sqe->file_index);
@@ -845,24 +846,12 @@ static bool accept_more(struct nw_req *req)
 	return domain == AF_INET || domain == AF_INET6;
 }
 
-/*
- * The last CQE of a multishot accept goes the way its F_MORE CQEs went
- * (task work), so it cannot overtake them.
- */
-static int accept_end(struct nw_req *req, struct nw_accept *acc)
-{
-	if (!acc->posted)
-		return NW_COMPLETE;
-	nw_req_complete_async(req);
-	return NW_QUEUED;
-}
-
 /* A new connection's fd: a direct descriptor if asked (-errno, slot, 0). */
 static int accept_install(struct nw_req *req, struct nw_accept *acc, int fd)
 {
 	if (fd < 0 || !acc->file_slot)
 		return fd;
-	return nw_rsrc_install(req->ring, fd, acc->file_slot);
+	return nw_rsrc_install(req->ring, fd, acc->file_slot, req);
 }
 
 static int accept_finish(struct nw_req *req, struct nw_accept *acc, int fd)
@@ -870,24 +859,12 @@ static int accept_finish(struct nw_req *req, struct nw_accept *acc, int fd)
 	fd = accept_install(req, acc, fd);
 	if (fd < 0) {
 		nw_req_set_fail(req, fd);
-		return accept_end(req, acc);
+		return NW_COMPLETE;
 	}
 	req->res = fd;
 	if (accept_more(req))
 		req->cflags |= IORING_CQE_F_SOCK_NONEMPTY;
-	return accept_end(req, acc);
-}
-
-/* Multishot: post a connection with F_MORE; the request stays armed. */
-static void accept_post(struct nw_req *req, struct nw_accept *acc, int fd)
-{
-	uint32_t cflags = IORING_CQE_F_MORE;
-
-	if (accept_more(req))
-		cflags |= IORING_CQE_F_SOCK_NONEMPTY;
-	nw_post_aux_async(req->ring, req->user_data, fd, cflags);
-	acc->posted++;
-	req->poll_arms = 0; /* progress: the park limit counts afresh */
+	return NW_COMPLETE;
 }
 
 static int accept_call(struct nw_req *req, struct nw_accept *acc)
@@ -938,35 +915,74 @@ static int accept_once(struct nw_req *req, struct nw_accept *acc)
 	return accept_call(req, acc);
 }
 
+/*
+ * Arm a multishot accept: parked for good (poll.c), its accepts run as
+ * task work. From a worker (IOSQE_ASYNC) it goes back to readiness first,
+ * as multishot RECV does.
+ */
+static int accept_mshot_arm(struct nw_req *req)
+{
+	int ret;
+
+	if (req->sqe_flags & IOSQE_ASYNC) {
+		req->sqe_flags &= ~IOSQE_ASYNC;
+		return NW_RETRY;
+	}
+	ret = nw_poll_arm_mshot(req, NW_POLLIN);
+	return ret ? ret : NW_QUEUED;
+}
+
+/*
+ * Multishot, on the submit side (NW_ISSUE_F_MSHOT): each connection queued
+ * is posted with F_MORE; none left keeps it armed (NW_QUEUED), unless
+ * IORING_ACCEPT_DONTWAIT makes that final (-EAGAIN), as in io_accept. An
+ * error ends it; so does a full CQ, with the connection as the last CQE.
+ */
+static int accept_mshot(struct nw_req *req, struct nw_accept *acc,
+			unsigned int issue_flags)
+{
+	if (!(issue_flags & NW_ISSUE_F_MSHOT))
+		return accept_mshot_arm(req);
+	for (int i = 0; i < NW_MSHOT_MAX_LOOPS; i++) {
+		int fd = accept_once(req, acc);
+
+		if (fd == -EAGAIN && !(acc->iou_flags & NW_ACCEPT_DONTWAIT))
+			return NW_QUEUED;
+		if (fd < 0 || nw_cq_full(req->ring))
+			return accept_finish(req, acc, fd);
+		fd = accept_install(req, acc, fd);
+		if (fd < 0)
+			return fd;
+		req->cflags = IORING_CQE_F_MORE;
+		if (accept_more(req))
+			req->cflags |= IORING_CQE_F_SOCK_NONEMPTY;
+		nw_cq_add(req->ring, req, fd);
+		req->cflags = 0;
+	}
+	nw_poll_mshot_requeue(req); /* more there: after the others */
+	return NW_QUEUED;
+}
+
 int nw_accept_issue(struct nw_req *req, unsigned int issue_flags)
 {
 	struct nw_accept *acc = nw_req_cmd(req, struct nw_accept);
-	bool mshot = acc->iou_flags & NW_ACCEPT_MULTISHOT;
 	int r;
 
 	/* A worker blocks for one connection; multishot ends with it. */
 	if (!(issue_flags & NW_ISSUE_F_NONBLOCK))
 		return accept_finish(req, acc, accept_call(req, acc));
-	if (req->ring->punt_all && !mshot)
+	if (acc->iou_flags & NW_ACCEPT_MULTISHOT)
+		return accept_mshot(req, acc, issue_flags);
+	if (req->ring->punt_all)
 		return NW_PUNT;
 	if (net_poll_skip(req, NW_POLLIN))
 		return accept_wouldblock(req, acc);
 	if ((acc->iou_flags & NW_ACCEPT_POLL_FIRST) && !req->poll_arms)
 		return accept_wouldblock(req, acc);
-	for (;;) {
-		r = accept_once(req, acc);
-		if (r == -EAGAIN)
-			return accept_wouldblock(req, acc);
-		/* After many in a row it ends: the program arms it again. */
-		if (!mshot || r < 0 || acc->posted >= NW_ACCEPT_MSHOT_MAX)
-			return accept_finish(req, acc, r);
-		r = accept_install(req, acc, r);
-		if (r < 0) {
-			nw_req_set_fail(req, r);
-			return accept_end(req, acc);
-		}
-		accept_post(req, acc, r);
-	}
+	r = accept_once(req, acc);
+	if (r == -EAGAIN)
+		return accept_wouldblock(req, acc);
+	return accept_finish(req, acc, r);
 }
 
 struct nw_connect {
@@ -1136,7 +1152,7 @@ int nw_socket_issue(struct nw_req *req, unsigned int issue_flags)
 	if (fd < 0)
 		return -errno;
 	if (s->file_slot) {
-		fd = nw_rsrc_install(req->ring, fd, s->file_slot);
+		fd = nw_rsrc_install(req->ring, fd, s->file_slot, req);
 		if (fd < 0)
 			return fd;
 	}

@@ -306,6 +306,7 @@ const struct nw_opdef nw_opdefs[NW_OP_LAST] = {
 		.unbound_nonreg_file = 1,
 		.prep		= nw_splice_prep,
 		.issue		= nw_splice_issue,
+		.cleanup	= nw_splice_cleanup,
 	},
 	[IORING_OP_TEE] = {
 		.name		= "TEE",
@@ -313,6 +314,7 @@ const struct nw_opdef nw_opdefs[NW_OP_LAST] = {
 		.unbound_nonreg_file = 1,
 		.prep		= nw_tee_prep,
 		.issue		= nw_splice_issue,
+		.cleanup	= nw_splice_cleanup,
 	},
 	[IORING_OP_FSETXATTR] = {
 		.name		= "FSETXATTR",

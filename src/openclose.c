@@ -270,7 +270,7 @@ int nw_openat_issue(struct nw_req *req, unsigned int issue_flags)
 		return fd; /* the kernel fails the link */
 	fd_forget(req->ring, fd);
 	if (op->file_slot) {
-		fd = nw_rsrc_install(req->ring, fd, op->file_slot);
+		fd = nw_rsrc_install(req->ring, fd, op->file_slot, req);
 		if (fd < 0)
 			return fd;
 	}
@@ -302,7 +302,7 @@ int nw_close_issue(struct nw_req *req, unsigned int issue_flags)
 	int ret;
 
 	if (cl->file_slot) {
-		ret = nw_rsrc_remove(req->ring, cl->file_slot - 1);
+		ret = nw_rsrc_remove(req->ring, cl->file_slot - 1, req);
 		if (ret < 0)
 			return ret;
 		req->res = 0;

@@ -159,6 +159,26 @@ bool nw_poll_prepare_fd(struct nw_req *req, int fd, unsigned int mask,
 	return skip;
 }
 
+/*
+ * Any data that arrives after the fd was empty raises an edge that is yet
+ * to be harvested, so marking it idle at the current sequence is safe as
+ * long as the fd is watched; it saves the EAGAIN attempt of the next read
+ * (an echo server's RECV after its SEND).
+ */
+void nw_poll_drained(struct nw_req *req)
+{
+	struct nw_ring *ring = req->ring;
+	struct nw_pollfd *pfd;
+
+	pthread_mutex_lock(&ring->poll_lock);
+	pfd = pollfd_get(ring, req->fd, false);
+	if (pfd && pfd->watched && pfd->in_seq == req->poll_seq) {
+		pfd->in_idle = true;
+		pfd->in_idle_seq = pfd->in_seq;
+	}
+	pthread_mutex_unlock(&ring->poll_lock);
+}
+
 int nw_poll_fd_kind(struct nw_ring *ring, int fd)
 {
 	struct nw_pollfd *pfd;
@@ -452,8 +472,8 @@ static void cancel_all_parked(struct nw_ring *ring, struct nw_list *ready)
 		if (!pfd)
 			continue;
 		nw_list_for_each_safe(pos, tmp, &pfd->parked) {
-			unpark(ring, nw_list_entry(pos, struct nw_req,
-						   poll_node));
+			unpark(ring,
+			       nw_list_entry(pos, struct nw_req, poll_node));
 			nw_list_add_tail(pos, ready);
 		}
 	}
@@ -883,8 +903,7 @@ static void barrier_all_threads(void)
 				     ? 1
 				     : -1;
 	if (registered > 0)
-		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0,
-			0);
+		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
 }
 
 /* First poll of ring t: give it its poll eventfd. 0 or -errno. */
@@ -993,7 +1012,12 @@ static void ring_pfd_verify(struct nw_ring *ring, struct nw_pollfd *pfd,
 		return;
 	ring_pfd_unwatch(ring, pfd);
 	nw_list_for_each_safe(pos, tmp, &pfd->parked) {
-		unpark(ring, nw_list_entry(pos, struct nw_req, poll_node));
+		struct nw_req *req =
+			nw_list_entry(pos, struct nw_req, poll_node);
+
+		/* Reissued off the submit side: no multishot CQE there. */
+		req->flags &= ~NW_REQ_F_MSHOT;
+		unpark(ring, req);
 		nw_list_add_tail(pos, ready);
 	}
 }
@@ -1024,7 +1048,8 @@ static int ring_poll_issue(struct nw_req *req, struct nw_ring *t)
 		if (ready)
 			mshot_post(req, ready);
 		pthread_mutex_lock(&ring->poll_lock);
-		pfd = loop_ensure(ring) ? NULL : pollfd_get(ring, req->fd, true);
+		pfd = loop_ensure(ring) ? NULL
+					: pollfd_get(ring, req->fd, true);
 		if (!pfd || ring_pfd_watch(ring, pfd, t)) {
 			pthread_mutex_unlock(&ring->poll_lock);
 			ret = -ENOMEM;

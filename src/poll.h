@@ -24,6 +24,11 @@ bool nw_poll_prepare(struct nw_req *req, unsigned int mask, int *kind);
 /* The same for another fd of the request (SPLICE's input, say). */
 bool nw_poll_prepare_fd(struct nw_req *req, int fd, unsigned int mask,
 			int *kind);
+/*
+ * A read of req->fd (a pipe or a stream socket) emptied it: unless an edge
+ * came since nw_poll_prepare, the next read is skipped as after an EAGAIN.
+ */
+void nw_poll_drained(struct nw_req *req);
 
 /* What the engine has learnt of an fd (cached per ring and fd number). */
 enum nw_fd_kind {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "internal.h"
 #include "opdef.h"
+#include "poll.h"
 #include "rsrc.h"
 #include "cancel.h"
 #include "sqpoll.h"
@@ -91,6 +92,9 @@ static int eventfd_register(struct nw_ring *ring, void *arg,
 	ring->evfd_last_tail = ring->cached_cq_tail;
 	WRITE_ONCE(ring->evfd, own);
 	nw_submit_unlock(ring);
+	/* DEFER_TASKRUN: readiness of what is parked must now signal it. */
+	if (ring->lockless_cq && nw_poll_active(ring))
+		nw_poll_reactor_ensure(ring);
 	return 0;
 }
 

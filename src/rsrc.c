@@ -6,11 +6,22 @@
  *
  * A file slot holds a node: the engine's own fd for the file and the slot's
  * tag. A request using the slot takes a reference on the node (the kernel's
- * req->file_node), so a slot replaced or closed while a request still uses
+ * req->file_node; SPLICE_F_FD_IN_FIXED, MSG_RING and cancel by fixed fd
+ * take one too), so a slot replaced or closed while a request still uses
  * it keeps its file open until that request is freed; the last reference
  * closes the fd and posts the tag's CQE (user_data = tag, res 0), as the
  * kernel's io_free_rsrc_node does. Buffer slots post their tag when they
  * are removed: 6.18 posts it then even while a READ_FIXED on it is parked.
+ *
+ * The kernel posts a tag at once, so the tag of a slot that an operation
+ * empties (CLOSE of a slot, FILES_UPDATE, an open/accept/socket into an
+ * occupied slot) comes before that operation's CQE. Here the operation
+ * may run on a worker or the reactor, which post nothing: the node goes
+ * on the request (req->tag_nodes) and its tag is posted by the submit
+ * side right before the request's CQE (complete.c).
+ *
+ * Buffers: the memory checks and RLIMIT_MEMLOCK counting of the kernel's
+ * pinning are pin.c's.
  *
  * Where the fds live: a direct descriptor has no number in the kernel, but
  * here it is an fd of the process. The engine moves every slot's fd out of
@@ -33,6 +44,7 @@
 #include <sys/resource.h>
 #include <sys/uio.h>
 #include "rsrc.h"
+#include "pin.h"
 #include "poll.h"
 
 #define NW_MAX_FIXED_FILES (1U << 20)
@@ -44,11 +56,13 @@ struct nw_rsrc_node {
 	int refs; /* the table's, plus one per request using it (atomic) */
 	int fd;	  /* the engine's fd for the file */
 	uint64_t tag;
+	struct nw_rsrc_node *next; /* on req->tag_nodes once closed */
 };
 
 struct nw_buf_slot {
 	struct iovec iov; /* iov_base NULL: empty */
 	uint64_t tag;
+	unsigned long acct; /* pages counted against RLIMIT_MEMLOCK */
 };
 
 struct nw_rsrc {
@@ -109,16 +123,48 @@ static void fd_forget(struct nw_ring *ring, int fd)
 		nw_poll_set_fd_kind(ring, fd, NW_FD_UNKNOWN);
 }
 
+/* Keep a closed node's tag for req's completion, in the order closed. */
+static void tag_defer(struct nw_req *req, struct nw_rsrc_node *node)
+{
+	struct nw_rsrc_node **pos = &req->tag_nodes;
+
+	while (*pos)
+		pos = &(*pos)->next;
+	node->next = NULL;
+	*pos = node;
+}
+
+/*
+ * Drop a reference; the last one closes the file and posts the tag: with
+ * req, just before req's CQE; else now on the submit side, or as task
+ * work from elsewhere.
+ */
 static void node_put(struct nw_ring *ring, struct nw_rsrc_node *node,
-		     bool submit_side)
+		     struct nw_req *req, bool submit_side)
 {
 	if (__atomic_sub_fetch(&node->refs, 1, __ATOMIC_ACQ_REL))
 		return;
 	fd_forget(ring, node->fd);
 	close(node->fd);
+	if (node->tag && req) {
+		tag_defer(req, node);
+		return;
+	}
 	if (node->tag)
 		post_tag(ring, node->tag, submit_side);
 	free(node);
+}
+
+void nw_rsrc_post_tags(struct nw_req *req)
+{
+	struct nw_rsrc_node *node = req->tag_nodes, *next;
+
+	req->tag_nodes = NULL;
+	for (; node; node = next) {
+		next = node->next;
+		post_tag(req->ring, node->tag, true);
+		free(node);
+	}
 }
 
 static void put_list_add(struct nw_put_list *pl, struct nw_rsrc_node *node)
@@ -144,14 +190,35 @@ static void put_list_add(struct nw_put_list *pl, struct nw_rsrc_node *node)
 }
 
 static void put_list_run(struct nw_ring *ring, struct nw_put_list *pl,
-			 bool submit_side)
+			 struct nw_req *req, bool submit_side)
 {
 	if (pl->one)
-		node_put(ring, pl->one, submit_side);
+		node_put(ring, pl->one, req, submit_side);
 	for (unsigned int i = 0; i < pl->nr; i++)
-		node_put(ring, pl->nodes[i], submit_side);
+		node_put(ring, pl->nodes[i], req, submit_side);
 	free(pl->nodes);
 	memset(pl, 0, sizeof(*pl));
+}
+
+/*
+ * Take the submit side for a register call that posts CQEs. What other
+ * threads finished before the call is posted first (it would be by now
+ * on the kernel, whose task work runs on the way back to user space),
+ * except on DEFER_TASKRUN rings, where it waits for GETEVENTS there too.
+ */
+static void reg_post_begin(struct nw_ring *ring)
+{
+	nw_submit_lock(ring);
+	if (!ring->lockless_cq)
+		nw_run_tw(ring);
+}
+
+static void reg_post_end(struct nw_ring *ring)
+{
+	nw_cq_flush_batch(ring);
+	nw_submit_unlock(ring);
+	if (!ring->lockless_cq)
+		nw_run_tw_trylock(ring);
 }
 
 /* Put from a register call: post the tags at once, as the kernel does. */
@@ -159,10 +226,9 @@ static void put_list_run_locked(struct nw_ring *ring, struct nw_put_list *pl)
 {
 	if (!pl->one && !pl->nr)
 		return;
-	nw_submit_lock(ring);
-	put_list_run(ring, pl, true);
-	nw_cq_flush_batch(ring);
-	nw_submit_unlock(ring);
+	reg_post_begin(ring);
+	put_list_run(ring, pl, NULL, true);
+	reg_post_end(ring);
 }
 
 /* ---- the tables ---- */
@@ -495,7 +561,8 @@ int nw_rsrc_file_alloc_range(struct nw_ring *ring, void *arg,
 
 /* ---- direct descriptors ---- */
 
-int nw_rsrc_install(struct nw_ring *ring, int fd, uint32_t file_slot)
+int nw_rsrc_install(struct nw_ring *ring, int fd, uint32_t file_slot,
+		    struct nw_req *req)
 {
 	struct nw_rsrc *r = rsrc_of(ring);
 	struct nw_rsrc_node *node, *old = NULL;
@@ -532,7 +599,7 @@ int nw_rsrc_install(struct nw_ring *ring, int fd, uint32_t file_slot)
 	if (ret < 0)
 		goto err;
 	if (old)
-		node_put(ring, old, false);
+		node_put(ring, old, req, false);
 	return alloc ? ret : 0;
 err:
 	close(own);
@@ -540,7 +607,7 @@ err:
 	return ret;
 }
 
-int nw_rsrc_remove(struct nw_ring *ring, unsigned int idx)
+int nw_rsrc_remove(struct nw_ring *ring, unsigned int idx, struct nw_req *req)
 {
 	struct nw_rsrc *r = rsrc_of(ring);
 	struct nw_rsrc_node *old = NULL;
@@ -557,7 +624,7 @@ int nw_rsrc_remove(struct nw_ring *ring, unsigned int idx)
 		ret = -EBADF;
 	pthread_mutex_unlock(&r->lock);
 	if (old)
-		node_put(ring, old, false);
+		node_put(ring, old, req, false);
 	return ret;
 }
 
@@ -580,23 +647,34 @@ int nw_rsrc_file_get(struct nw_req *req, unsigned int idx)
 	return node->fd;
 }
 
-int nw_rsrc_file(struct nw_ring *ring, unsigned int idx)
+struct nw_rsrc_node *nw_rsrc_node_get(struct nw_ring *ring, unsigned int idx,
+				      int *fd)
 {
 	struct nw_rsrc *r = rsrc_of(ring);
-	int fd = -EBADF;
+	struct nw_rsrc_node *node = NULL;
 
 	if (!r)
-		return -EBADF;
+		return NULL;
 	pthread_mutex_lock(&r->lock);
-	if (idx < r->nr_files && r->files[idx])
-		fd = r->files[idx]->fd;
+	if (idx < r->nr_files)
+		node = r->files[idx];
+	if (node) {
+		__atomic_add_fetch(&node->refs, 1, __ATOMIC_RELAXED);
+		*fd = node->fd;
+	}
 	pthread_mutex_unlock(&r->lock);
-	return fd;
+	return node;
+}
+
+void nw_rsrc_node_put(struct nw_ring *ring, struct nw_rsrc_node *node,
+		      struct nw_req *req)
+{
+	node_put(ring, node, req, false);
 }
 
 void nw_rsrc_file_put(struct nw_req *req)
 {
-	node_put(req->ring, req->file_node, true);
+	node_put(req->ring, req->file_node, NULL, true);
 	req->file_node = NULL;
 }
 
@@ -651,11 +729,12 @@ static int files_update_alloc(struct nw_req *req, struct nw_files_update *up)
 			ret = -EBADF;
 			break;
 		}
-		ret = nw_rsrc_install(req->ring, own, IORING_FILE_INDEX_ALLOC);
+		ret = nw_rsrc_install(req->ring, own, IORING_FILE_INDEX_ALLOC,
+				      req);
 		if (ret < 0)
 			break;
 		if (nw_copy_to_user(fds + done, &ret, sizeof(ret))) {
-			nw_rsrc_remove(req->ring, (unsigned int)ret);
+			nw_rsrc_remove(req->ring, (unsigned int)ret, req);
 			ret = -EFAULT;
 			break;
 		}
@@ -678,7 +757,7 @@ int nw_files_update_issue(struct nw_req *req, unsigned int issue_flags)
 		ret = files_update(req->ring, up->offset,
 				   (const int *)(uintptr_t)up->arg, NULL,
 				   up->nr, &pl);
-		put_list_run(req->ring, &pl, false);
+		put_list_run(req->ring, &pl, req, false);
 	}
 	if (ret < 0)
 		return ret;
@@ -701,10 +780,16 @@ static int buffer_validate(const struct iovec *iov)
 	return 0;
 }
 
-/* Read slot i's iovec and tag from the program, and check them. */
-static int buffer_read(const struct iovec *uiov, const uint64_t *utags,
+/*
+ * Read slot i's iovec and tag from the program, and check them in the
+ * kernel's order (io_sqe_buffer_register): the range, the pin (pin.c),
+ * the RLIMIT_MEMLOCK count, then a tag on an empty slot.
+ */
+static int buffer_read(struct nw_ring *ring, struct nw_pin_ctx *pin,
+		       const struct iovec *uiov, const uint64_t *utags,
 		       unsigned int i, struct nw_buf_slot *b)
 {
+	uint64_t base;
 	int ret;
 
 	memset(b, 0, sizeof(*b));
@@ -715,13 +800,20 @@ static int buffer_read(const struct iovec *uiov, const uint64_t *utags,
 	ret = buffer_validate(&b->iov);
 	if (ret)
 		return ret;
-	return b->tag && !b->iov.iov_base ? -EINVAL : 0;
+	if (!b->iov.iov_base)
+		return b->tag ? -EINVAL : 0;
+	base = (uintptr_t)b->iov.iov_base;
+	ret = nw_pin_check(pin, base, b->iov.iov_len);
+	if (!ret)
+		ret = nw_pin_account(pin, ring, base, b->iov.iov_len, &b->acct);
+	return ret;
 }
 
 static void buffer_drop(struct nw_ring *ring, struct nw_buf_slot *b)
 {
 	if (b->iov.iov_base && b->tag)
 		post_tag(ring, b->tag, true);
+	nw_pin_unaccount(b->acct);
 	memset(b, 0, sizeof(*b));
 }
 
@@ -730,7 +822,9 @@ static int buffers_register(struct nw_ring *ring, const struct iovec *uiov,
 			    const uint64_t *utags, unsigned int nr)
 {
 	struct nw_buf_slot *bufs;
+	struct nw_pin_ctx pin;
 	struct nw_rsrc *r;
+	unsigned int i;
 	int ret = 0;
 
 	r = rsrc_make(ring);
@@ -743,10 +837,15 @@ static int buffers_register(struct nw_ring *ring, const struct iovec *uiov,
 	bufs = calloc(nr, sizeof(*bufs));
 	if (!bufs)
 		return -ENOMEM;
-	for (unsigned int i = 0; i < nr && !ret; i++)
-		ret = buffer_read(uiov, utags, i, &bufs[i]);
+	nw_pin_begin(&pin);
+	for (i = 0; i < nr && !ret; i++)
+		ret = buffer_read(ring, &pin, uiov, utags, i, &bufs[i]);
+	nw_pin_end(&pin);
 	if (ret) {
-		free(bufs); /* no tags are posted for a failed register */
+		/* No tags are posted for a failed register. */
+		while (i--)
+			nw_pin_unaccount(bufs[i].acct);
+		free(bufs);
 		return ret;
 	}
 	pthread_mutex_lock(&r->lock);
@@ -781,11 +880,10 @@ int nw_rsrc_unregister_buffers(struct nw_ring *ring, void *arg,
 	r->bufs = NULL;
 	r->nr_bufs = 0;
 	pthread_mutex_unlock(&r->lock);
-	nw_submit_lock(ring);
+	reg_post_begin(ring);
 	while (nr--)
 		buffer_drop(ring, &bufs[nr]);
-	nw_cq_flush_batch(ring);
-	nw_submit_unlock(ring);
+	reg_post_end(ring);
 	free(bufs);
 	return 0;
 }
@@ -798,6 +896,7 @@ static int buffers_update(struct nw_ring *ring,
 	const struct iovec *uiov = (const struct iovec *)(uintptr_t)up->data;
 	const uint64_t *utags = (const uint64_t *)(uintptr_t)up->tags;
 	struct nw_rsrc *r = rsrc_of(ring);
+	struct nw_pin_ctx pin;
 	unsigned int done;
 	int err = 0;
 
@@ -805,20 +904,21 @@ static int buffers_update(struct nw_ring *ring,
 		return -ENXIO;
 	if (up->offset + nr > r->nr_bufs)
 		return -EINVAL;
-	nw_submit_lock(ring);
+	nw_pin_begin(&pin);
 	for (done = 0; done < nr; done++) {
 		struct nw_buf_slot b;
 
-		err = buffer_read(uiov, utags, done, &b);
+		err = buffer_read(ring, &pin, uiov, utags, done, &b);
 		if (err)
 			break;
+		reg_post_begin(ring);
 		pthread_mutex_lock(&r->lock);
 		buffer_drop(ring, &r->bufs[up->offset + done]);
 		r->bufs[up->offset + done] = b;
 		pthread_mutex_unlock(&r->lock);
+		reg_post_end(ring);
 	}
-	nw_cq_flush_batch(ring);
-	nw_submit_unlock(ring);
+	nw_pin_end(&pin);
 	return done ? (int)done : err;
 }
 

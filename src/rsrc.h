@@ -32,21 +32,33 @@ int nw_rsrc_file_alloc_range(struct nw_ring *ring, void *arg,
  */
 int nw_rsrc_file_get(struct nw_req *req, unsigned int idx);
 /*
- * The engine's fd in fixed slot idx, or -EBADF, without a reference: it
- * stays valid only while the slot is not replaced or closed (SPLICE's
- * fd_in uses it).
+ * A reference on fixed slot idx's file, for use outside req->file_node
+ * (SPLICE's fd_in, MSG_RING's source, cancel by fixed fd): the node, with
+ * the engine's fd for it in *fd, or NULL for an empty or bad slot. The fd
+ * stays open until nw_rsrc_node_put. Any thread.
  */
-int nw_rsrc_file(struct nw_ring *ring, unsigned int idx);
+struct nw_rsrc_node *nw_rsrc_node_get(struct nw_ring *ring, unsigned int idx,
+				      int *fd);
+/*
+ * Drop it. If that closes the file, its tag goes before req's CQE (req
+ * NULL: posted as task work). Any thread.
+ */
+void nw_rsrc_node_put(struct nw_ring *ring, struct nw_rsrc_node *node,
+		      struct nw_req *req);
 /* Drop req->file_node (request free, on the submit side). */
 void nw_rsrc_file_put(struct nw_req *req);
 /*
  * Install fd (always consumed) as a direct descriptor: file_slot is the
  * SQE's file_index (slot + 1, or IORING_FILE_INDEX_ALLOC). Returns 0, the
- * allocated slot, or -errno (-ENXIO, -EINVAL, -ENFILE). Any thread.
+ * allocated slot, or -errno (-ENXIO, -EINVAL, -ENFILE). The tag of a file
+ * it replaces goes before req's CQE (req NULL: as task work). Any thread.
  */
-int nw_rsrc_install(struct nw_ring *ring, int fd, uint32_t file_slot);
+int nw_rsrc_install(struct nw_ring *ring, int fd, uint32_t file_slot,
+		    struct nw_req *req);
 /* Close fixed slot idx: 0, -ENXIO, -EINVAL or -EBADF. Any thread. */
-int nw_rsrc_remove(struct nw_ring *ring, unsigned int idx);
+int nw_rsrc_remove(struct nw_ring *ring, unsigned int idx, struct nw_req *req);
+/* Post the tags of req->tag_nodes (before req's CQE). Submit side. */
+void nw_rsrc_post_tags(struct nw_req *req);
 /* Check [addr, addr+len) lies in registered buffer idx: 0 or -EFAULT. */
 int nw_rsrc_buffer_check(struct nw_ring *ring, unsigned int idx, uint64_t addr,
 			 uint64_t len);

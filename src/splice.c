@@ -16,7 +16,9 @@
  * Results are the system call's; any result other than the full length
  * (an error, a short splice, 0 at end of input) fails a link, as the
  * kernel's req_set_fail(ret != len) does. With SPLICE_F_FD_IN_FIXED the
- * input is a registered file slot, looked up at the first issue. Using
+ * input is a registered file slot, looked up at the first issue; the
+ * request holds a reference on it (req->async) until it is freed, so the
+ * program may replace or close the slot meanwhile. Using
  * the system call on a pipe clears the pipe's FMODE_NOWAIT (fs/splice.c
  * pipe_clear_nowait), so later RWF_NOWAIT reads of that pipe say
  * EOPNOTSUPP and rw.c sends them to a worker: slower, same results.
@@ -66,18 +68,25 @@ static int splice_common_prep(struct nw_req *req,
 /*
  * io_splice_get_file: SPLICE_F_FD_IN_FIXED names a slot, looked up at the
  * first issue as the kernel does (an empty or out of range one: -EBADF).
- * Unlike the kernel, no reference is held on the slot's file while the
- * request waits (req->file_node is the output's).
+ * The slot's node is held in req->async (req->file_node is the output's)
+ * until the request is freed, as the kernel's sp->rsrc_node.
  */
 static void splice_resolve_in(struct nw_req *req, struct nw_splice *sp)
 {
-	int fd;
+	struct nw_rsrc_node *node;
+	int fd = -1;
 
 	if (!sp->fixed_in)
 		return;
 	sp->fixed_in = false;
-	fd = nw_rsrc_file(req->ring, (unsigned int)sp->fd_in);
-	sp->fd_in = fd < 0 ? -1 : fd;
+	node = nw_rsrc_node_get(req->ring, (unsigned int)sp->fd_in, &fd);
+	sp->fd_in = node ? fd : -1;
+	req->async = node;
+}
+
+void nw_splice_cleanup(struct nw_req *req)
+{
+	nw_rsrc_node_put(req->ring, req->async, req);
 }
 
 int nw_splice_prep(struct nw_req *req, const struct io_uring_sqe *sqe)

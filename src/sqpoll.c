@@ -39,9 +39,13 @@
 #include "sqpoll.h"
 
 /* SQEs taken from one ring per pass when the poller serves several. */
-#define NW_SQPOLL_CAP	  8
-/* How often a sleeping poller checks whether its rings were let go of. */
-#define NW_SQPOLL_REAP_NS 1000000000LL
+#define NW_SQPOLL_CAP	       8
+/*
+ * How often the poller checks whether its rings were let go of: often
+ * while it busy-polls (it burns a CPU meanwhile), rarely while it sleeps.
+ */
+#define NW_SQPOLL_REAP_NS      1000000000LL
+#define NW_SQPOLL_REAP_BUSY_NS 10000000LL
 
 #if defined(__SANITIZE_THREAD__)
 #define NW_TSAN_ACQUIRE() __tsan_acquire(&nw_tsan_ring_tag)
@@ -262,13 +266,13 @@ static bool sqd_any_pending(struct nw_sqd *sqd)
  * kernel's ring exit stops the poller's work on them. Rate-limited; called
  * with sqd->lock held.
  */
-static void sqd_reap(struct nw_sqd *sqd)
+static void sqd_reap(struct nw_sqd *sqd, long long ivl_ns)
 {
 	long long now = now_ns();
 
-	if (now < sqd->reap_due_ns)
+	if (now < sqd->reap_due_ns && sqd->reap_due_ns - now <= ivl_ns)
 		return;
-	sqd->reap_due_ns = now + NW_SQPOLL_REAP_NS;
+	sqd->reap_due_ns = now + ivl_ns;
 	for (unsigned int i = 0; i < sqd->nr;) {
 		if (nw_ring_referenced(sqd->ents[i].ring))
 			i++;
@@ -300,7 +304,7 @@ static void sqd_sleep(struct nw_sqd *sqd)
 	for (;;) {
 		int r;
 
-		sqd_reap(sqd);
+		sqd_reap(sqd, NW_SQPOLL_REAP_NS);
 		if (!sqd->nr)
 			return;
 		pthread_mutex_unlock(&sqd->lock);
@@ -344,6 +348,7 @@ static void *sqd_main(void *arg)
 		}
 		if (now_ns() < idle_end) {
 			/* Busy-poll, but let others have the CPU. */
+			sqd_reap(sqd, NW_SQPOLL_REAP_BUSY_NS);
 			pthread_mutex_unlock(&sqd->lock);
 			sched_yield();
 			pthread_mutex_lock(&sqd->lock);

@@ -29,8 +29,7 @@ static int issue_blocking(struct nw_req *req, const struct nw_opdef *def)
 
 	if (!ret)
 		ret = def->issue(req, 0);
-	if (!nw_iowq_block_end(&req->work) ||
-	    !(req->flags & NW_REQ_F_WQ_POLL))
+	if (!nw_iowq_block_end(&req->work) || !(req->flags & NW_REQ_F_WQ_POLL))
 		return ret;
 	if (ret < 0)
 		return -ECANCELED;
@@ -54,8 +53,10 @@ static void req_work(struct nw_work *work)
 	if ((req->sqe_flags & IOSQE_ASYNC) && !(req->flags & NW_REQ_F_BLOCK) &&
 	    (def->pollin || def->pollout)) {
 		ret = def->issue(req, NW_ISSUE_F_NONBLOCK);
-		if (ret == NW_PUNT)
+		if (ret == NW_PUNT) {
 			req->flags |= NW_REQ_F_WQ_POLL;
+			__atomic_store_n(&work->wq_poll, 1, __ATOMIC_RELAXED);
+		}
 		if (ret == NW_RETRY) {
 			nw_iowq_done(work); /* a cancel now finds it parked */
 			if (nw_poll_arm(req,
@@ -87,6 +88,7 @@ int nw_req_punt(struct nw_req *req)
 	if (def->unbound_nonreg_file && !(req->flags & NW_REQ_F_REG_FILE))
 		cls = NW_WQ_UNBOUND;
 	req->work.fn = req_work;
+	req->work.wq_poll = !!(req->flags & NW_REQ_F_WQ_POLL);
 	return nw_iowq_enqueue(&req->work, cls);
 }
 

@@ -24,8 +24,8 @@ static int defer_ring(struct t_ring *r, unsigned int extra)
 	struct io_uring_params p;
 
 	memset(&p, 0, sizeof(p));
-	p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
-		  extra;
+	p.flags =
+		IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | extra;
 	return t_ring_init(r, 8, &p);
 }
 
@@ -88,9 +88,9 @@ static void test_flag(void)
 	T_ASSERT_EQ(*r.sq_flags & IORING_SQ_TASKRUN, 0);
 	T_ASSERT_EQ(write(fds[1], "x", 1), 1);
 	/* Raised as the readiness is noticed: within a second, bounded. */
-	for (i = 0; i < 1000 && !(__atomic_load_n(r.sq_flags,
-						   __ATOMIC_ACQUIRE) &
-				   IORING_SQ_TASKRUN);
+	for (i = 0;
+	     i < 1000 && !(__atomic_load_n(r.sq_flags, __ATOMIC_ACQUIRE) &
+			   IORING_SQ_TASKRUN);
 	     i++)
 		usleep(1000);
 	T_ASSERT(*r.sq_flags & IORING_SQ_TASKRUN);

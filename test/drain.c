@@ -49,14 +49,17 @@ static int sync_cancel(struct t_ring *r, uint64_t ud)
 }
 
 /* A drained NOP and a NOP after it wait for a parked read. */
-static void test_behind_read(void)
+static void test_behind_read(unsigned int setup_flags)
 {
+	struct io_uring_params prm;
 	struct t_ring r;
 	char buf[4];
 	int p[2];
 
 	T_ASSERT_EQ(pipe(p), 0);
-	T_ASSERT_EQ(t_ring_init(&r, 16, NULL), 0);
+	memset(&prm, 0, sizeof(prm));
+	prm.flags = setup_flags;
+	T_ASSERT_EQ(t_ring_init(&r, 16, &prm), 0);
 	prep_read(&r, p[0], buf, 1, 0);
 	prep_nop(&r, 2, IOSQE_IO_DRAIN);
 	prep_nop(&r, 3, 0);
@@ -155,6 +158,12 @@ static void test_idle(void)
 	t_expect_cqe(&r, 1, 0);
 	t_expect_cqe(&r, 2, 0);
 	t_expect_cqe(&r, 3, 0);
+	/* Drained and IOSQE_ASYNC: run by a worker once released. */
+	prep_nop(&r, 4, IOSQE_IO_DRAIN | IOSQE_ASYNC);
+	prep_nop(&r, 5, 0);
+	T_ASSERT_EQ(t_submit(&r), 2);
+	t_expect_cqe(&r, 4, 0);
+	t_expect_cqe(&r, 5, 0);
 	t_ring_exit(&r);
 }
 
@@ -236,7 +245,9 @@ int main(void)
 {
 	t_require_engine();
 	t_watchdog(30);
-	test_behind_read();
+	test_behind_read(0);
+	test_behind_read(IORING_SETUP_SINGLE_ISSUER |
+			 IORING_SETUP_DEFER_TASKRUN);
 	test_drained_read();
 	test_links();
 	test_idle();

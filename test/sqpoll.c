@@ -156,7 +156,7 @@ static void test_submit_without_enter(void)
 	struct io_uring_getevents_arg arg = {.ts = (uintptr_t)&ts};
 	struct t_ring r;
 
-	T_ASSERT_EQ(sq_setup(&r, 8, 0, 1000), 0);
+	T_ASSERT_EQ(sq_setup(&r, 8, 0, 5000), 0);
 	T_ASSERT(r.p.features & IORING_FEAT_SQPOLL_NONFIXED);
 	T_ASSERT_EQ(wait_pollers(1, 2000), 0);
 	/* A new poller with nothing to do sleeps at once (as the kernel's). */
@@ -164,7 +164,7 @@ static void test_submit_without_enter(void)
 	queue_nops(&r, 1, 1);
 	T_ASSERT_EQ(t_enter(r.fd, 1, 0, IORING_ENTER_SQ_WAKEUP, NULL, 0), 1);
 	T_ASSERT_EQ(poll_cqe(&r, 1, 0, 2000), 0);
-	/* Awake for sq_thread_idle (1 s): no enter needed. */
+	/* Awake for sq_thread_idle (5 s): no enter needed. */
 	queue_nops(&r, 3, 10);
 	for (int i = 0; i < 3; i++)
 		T_ASSERT_EQ(poll_cqe(&r, 10 + i, 0, 2000), 0);
@@ -482,6 +482,9 @@ static void test_owner_dead(void)
 	char res = 0;
 	pid_t mid;
 
+#if defined(__SANITIZE_THREAD__)
+	return; /* the middle process starts a thread after fork: TSan dies */
+#endif
 	T_ASSERT_EQ(pipe(p), 0);
 	mid = fork();
 	T_ASSERT_GE(mid, 0);
@@ -553,9 +556,6 @@ int main(void)
 	test_cq_overflow();
 	test_single_issuer();
 	test_fork_child();
-#if !defined(__SANITIZE_THREAD__)
-	/* The middle process starts a thread after fork: not under TSan. */
 	test_owner_dead();
-#endif
 	return T_EXIT_PASS;
 }

@@ -56,6 +56,25 @@ static bool test_repeats(void)
 	return true;
 }
 
+/* The same on a DEFER_TASKRUN ring, where CQEs are posted in enter. */
+static void test_defer_taskrun(void)
+{
+	struct __kernel_timespec ts = {0, 5000000};
+	struct io_uring_params p;
+	struct t_ring r;
+
+	memset(&p, 0, sizeof(p));
+	p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+	T_ASSERT_EQ(t_ring_init(&r, 8, &p), 0);
+	prep_timeout(&r, &ts, 3, IORING_TIMEOUT_MULTISHOT, 1);
+	T_ASSERT_EQ(t_submit(&r), 1);
+	T_ASSERT_EQ(t_expect_cqe(&r, 1, -ETIME), IORING_CQE_F_MORE);
+	T_ASSERT_EQ(t_expect_cqe(&r, 1, -ETIME), IORING_CQE_F_MORE);
+	T_ASSERT_EQ(t_expect_cqe(&r, 1, -ETIME), 0);
+	t_expect_no_cqe(&r, 20);
+	t_ring_exit(&r);
+}
+
 /* off 0: for ever, until removed (-ECANCELED, no F_MORE). */
 static void test_forever(void)
 {
@@ -161,6 +180,7 @@ int main(void)
 	if (!test_repeats())
 		return T_EXIT_SKIP;
 	test_forever();
+	test_defer_taskrun();
 	test_cq_full();
 	test_prep();
 	test_wake_count();
