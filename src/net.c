@@ -433,9 +433,14 @@ static ssize_t sr_call(struct nw_req *req, struct nw_sr *sr, int flags,
 	return n;
 }
 
-/* io_net_retry: is a short MSG_WAITALL transfer continued? */
+/*
+ * io_net_retry: is a short MSG_WAITALL transfer continued? The socket type
+ * is learnt once per fd (poll.c's cache), not once per request.
+ */
 static bool sr_stream(struct nw_req *req, struct nw_sr *sr)
 {
+	if (!sr->sock_type)
+		sr->sock_type = (int8_t)nw_poll_sock_type(req->ring, req->fd);
 	if (!sr->sock_type) {
 		int type;
 		socklen_t len = sizeof(type);
@@ -444,6 +449,9 @@ static bool sr_stream(struct nw_req *req, struct nw_sr *sr)
 			getsockopt(req->fd, SOL_SOCKET, SO_TYPE, &type, &len)
 				? -1
 				: (int8_t)type;
+		if (sr->sock_type > 0)
+			nw_poll_set_sock_type(req->ring, req->fd,
+					      sr->sock_type);
 	}
 	return sr->sock_type == SOCK_STREAM || sr->sock_type == SOCK_SEQPACKET;
 }

@@ -30,6 +30,7 @@
 #include <sys/syscall.h>
 #include "poll.h"
 #include "cancel.h"
+#include "fdhigh.h"
 #include "opdef.h"
 #include "rsrc.h"
 #include "timeout.h"
@@ -42,6 +43,7 @@ struct nw_pollfd {
 	int fd;
 	bool watched;		/* in the epoll set, as far as we know */
 	unsigned char kind;	/* enum nw_fd_kind, 0 until learnt */
+	signed char sock_type;	/* SO_TYPE of a socket, 0 until learnt */
 	bool in_idle, out_idle; /* known not ready at *_idle_seq */
 	unsigned int in_seq, out_seq;
 	unsigned int in_idle_seq, out_idle_seq;
@@ -197,8 +199,34 @@ void nw_poll_set_fd_kind(struct nw_ring *ring, int fd, int kind)
 
 	pthread_mutex_lock(&ring->poll_lock);
 	pfd = pollfd_get(ring, fd, true);
-	if (pfd)
+	if (pfd) {
 		pfd->kind = (unsigned char)kind;
+		if (kind == NW_FD_UNKNOWN)
+			pfd->sock_type = 0;
+	}
+	pthread_mutex_unlock(&ring->poll_lock);
+}
+
+int nw_poll_sock_type(struct nw_ring *ring, int fd)
+{
+	struct nw_pollfd *pfd;
+	int type;
+
+	pthread_mutex_lock(&ring->poll_lock);
+	pfd = pollfd_get(ring, fd, false);
+	type = pfd ? pfd->sock_type : 0;
+	pthread_mutex_unlock(&ring->poll_lock);
+	return type;
+}
+
+void nw_poll_set_sock_type(struct nw_ring *ring, int fd, int type)
+{
+	struct nw_pollfd *pfd;
+
+	pthread_mutex_lock(&ring->poll_lock);
+	pfd = pollfd_get(ring, fd, true);
+	if (pfd)
+		pfd->sock_type = (signed char)type;
 	pthread_mutex_unlock(&ring->poll_lock);
 }
 
@@ -245,6 +273,7 @@ static void reactor_ensure(struct nw_ring *ring);
 static void pollfd_reset(struct nw_pollfd *pfd)
 {
 	pfd->kind = NW_FD_UNKNOWN;
+	pfd->sock_type = 0;
 	pfd->in_idle = pfd->out_idle = false;
 	pfd->in_seq++;
 	pfd->out_seq++;
@@ -650,7 +679,9 @@ static void run_ready(struct nw_ring *ring, struct nw_list *ready,
 static void ring_exit(struct nw_ring *ring)
 {
 	nw_cancel_ring_exit(ring);
+	pthread_mutex_lock(&ring->reg_lock);
 	nw_rsrc_unregister_files(ring, NULL, 0);
+	pthread_mutex_unlock(&ring->reg_lock);
 	nw_kbuf_free_all(ring);
 }
 
@@ -915,7 +946,7 @@ static int ring_activate(struct nw_ring *t)
 		return 0;
 	pthread_mutex_lock(&activate_lock);
 	if (!t->poll_activated) {
-		fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		fd = nw_fd_hide(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
 		if (fd < 0) {
 			ret = -errno;
 		} else {
@@ -980,9 +1011,9 @@ static int ring_pfd_watch(struct nw_ring *ring, struct nw_pollfd *pfd,
 		return 0;
 	if (pfd->target)
 		ring_pfd_unwatch(ring, pfd);
-	fd = fcntl(t->poll_evfd, F_DUPFD_CLOEXEC, 3);
+	fd = nw_fd_dup_high(t->poll_evfd);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	/* Old posts must not read as a new one when the watch starts. */
 	eventfd_read(fd, &(eventfd_t){0});
 	r = nw_loop_add(&ring->loop, fd, pfd);

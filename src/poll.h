@@ -39,6 +39,9 @@ enum nw_fd_kind {
 };
 int nw_poll_fd_kind(struct nw_ring *ring, int fd);
 void nw_poll_set_fd_kind(struct nw_ring *ring, int fd, int kind);
+/* A socket's SO_TYPE, cached alike (0: not learnt; forgotten with kind). */
+int nw_poll_sock_type(struct nw_ring *ring, int fd);
+void nw_poll_set_sock_type(struct nw_ring *ring, int fd, int type);
 /* A waiter takes over harvesting from the reactor thread, and gives back. */
 void nw_poll_drive_begin(struct nw_ring *ring);
 void nw_poll_drive_end(struct nw_ring *ring);
