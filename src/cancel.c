@@ -202,9 +202,19 @@ int nw_cancel_issue(struct nw_req *req, unsigned int issue_flags)
 		.ring = req->ring, .self = req, .c = *c, .out = &out};
 	int r;
 
-	/* No registered file table yet: a fixed fd matches nothing. */
-	if (c->flags & IORING_ASYNC_CANCEL_FD_FIXED)
-		return -EBADF;
+	/*
+	 * A fixed fd (io_async_cancel): the slot's file, held by the request
+	 * (req->file_node) so that its number names no other file meanwhile.
+	 * FD_FIXED without FD is ignored, as there.
+	 */
+	if ((c->flags & IORING_ASYNC_CANCEL_FD) &&
+	    ((c->flags & IORING_ASYNC_CANCEL_FD_FIXED) ||
+	     (req->sqe_flags & IOSQE_FIXED_FILE))) {
+		k.c.fd = nw_rsrc_file_get(req, (unsigned int)c->fd);
+		if (k.c.fd < 0)
+			return -EBADF;
+		req->flags |= NW_REQ_F_FIXED_DONE;
+	}
 	nw_list_init(&out);
 	r = try_cancel(&k, all);
 	/* The cancelled complete after this CQE, as the kernel's task work. */

@@ -243,6 +243,10 @@ struct nw_ring {
 	bool loop_ready;
 	struct nw_pollfd **pollfds; /* by fd number */
 	unsigned int nr_pollfds;
+	struct nw_list busy_pfds; /* pollfds with parked requests */
+#define NW_POLL_HASH 64
+	struct nw_list
+		poll_hash[NW_POLL_HASH]; /* parked POLL_ADDs by user_data */
 	unsigned int nr_parked;
 	pthread_mutex_t reactor_lock; /* held by the harvesting thread */
 	pthread_mutex_t reactor_mu;   /* guards the fields below */

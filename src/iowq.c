@@ -4,7 +4,8 @@
  * BOUND for file and filesystem work (at most 4 x online CPUs workers) and
  * UNBOUND for work that may block forever. Workers start lazily when work
  * arrives and no worker is idle, exit after NW_IDLE_SEC idle, run with all
- * signals blocked, and never make io_uring calls. The pool is reset in a
+ * signals blocked (but the cancel signal during a blocking call, see the
+ * end of this file), and never make io_uring calls. The pool is reset in a
  * forked child, which starts with no workers. Lock order: a pool lock is
  * never held while calling work or any ring lock.
  * Semantics: kernel io_uring/io-wq.c (classes, lazy creation, idle exit,
@@ -238,10 +239,11 @@ int nw_iowq_enqueue(struct nw_work *work, enum nw_wq_class cls)
  * disposition is the default (the program does not use it); otherwise, or
  * if the program later replaces the handler (checked before each kill),
  * running work is not interrupted and a cancel reports -EALREADY only.
- * Limits: the signal is unblocked in a worker while it makes a blocking
- * call, so a kill(2) of that signal to the whole process may land there
- * and interrupt that call; and a program that installs its own handler
- * for it after ours must not expect to see the instances we send.
+ * Limits: once installed, a kill(2) of that signal to the process no
+ * longer terminates it (the default action) but interrupts the blocking
+ * call of the thread that takes it (a worker in a blocking call, or a
+ * program thread); and a program that installs its own handler for it
+ * after ours must not expect to see the instances we send.
  *
  * The race where the signal arrives just before the blocking system call
  * starts (the handler runs, then the call blocks anyway): the worker

@@ -12,6 +12,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
+#include "fdhigh.h"
 #include "loop.h"
 
 _Static_assert(NW_POLLIN == EPOLLIN && NW_POLLOUT == EPOLLOUT &&
@@ -23,10 +24,10 @@ int nw_loop_init(struct nw_loop *loop)
 {
 	struct epoll_event ev = {.events = EPOLLIN | EPOLLET};
 
-	loop->epfd = epoll_create1(EPOLL_CLOEXEC);
+	loop->epfd = nw_fd_hide(epoll_create1(EPOLL_CLOEXEC));
 	if (loop->epfd < 0)
 		return -errno;
-	loop->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	loop->wake_fd = nw_fd_hide(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
 	if (loop->wake_fd < 0)
 		goto err;
 	ev.data.ptr = NULL;

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
+#include "fdhigh.h"
 #include "msgring.h"
 #include "rsrc.h"
 
@@ -100,7 +101,7 @@ static int msg_send_fd(struct nw_req *req, struct nw_ring *target,
 	if (!node)
 		return -EBADF;
 	/* Our own reference, which the target's table takes over. */
-	fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	fd = nw_fd_dup_high(fd);
 	nw_rsrc_node_put(req->ring, node, req);
 	if (fd < 0)
 		return -EBADF;

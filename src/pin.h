@@ -7,8 +7,8 @@
 
 /* One register call's look at the address space (a /proc/self/maps fd). */
 struct nw_pin_ctx {
-	int maps_fd;			/* -1: not opened yet, -2: unusable */
-	uint64_t ok_start, ok_end;	/* the last range found fine */
+	int maps_fd;		   /* -1: not opened yet, -2: unusable */
+	uint64_t ok_start, ok_end; /* the last range found fine */
 	int acct_mode; /* 0: not asked yet, 1: not counted, 2: counted */
 };
 

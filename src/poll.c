@@ -50,6 +50,8 @@ struct nw_pollfd {
 	long long verify_due_ns; /* next check that the watch is current */
 	long long verify_ivl_ns; /* doubles up to NW_VERIFY_MAX_NS */
 	struct nw_list parked;
+	struct nw_list
+		busy_node; /* on ring->busy_pfds while parked is not empty */
 	/* The fd is a ring's: watch_fd (a dup of its poll_evfd) is watched. */
 	struct nw_ring *target;
 	int watch_fd;
@@ -75,10 +77,14 @@ static long long now_ns(void)
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* A POLL_ADD's own state: the ring whose fd it is parked on, if any. */
+/*
+ * A POLL_ADD's own state: the ring whose fd it is parked on, if any, and
+ * its place in ring->poll_hash while parked (POLL_REMOVE finds it there).
+ */
 struct nw_poll_ring {
 	struct nw_ring *target;
 	unsigned int wake_res; /* woken by the target's CQ post: POLLIN */
+	struct nw_list hash_node;
 };
 _Static_assert(sizeof(struct nw_poll_ring) <= NW_REQ_CMD_SIZE, "size");
 static struct nw_poll_ring *ring_poll(struct nw_req *req)
@@ -302,6 +308,11 @@ static int pollfd_watch(struct nw_ring *ring, struct nw_pollfd *pfd)
 	return 0;
 }
 
+static struct nw_list *poll_bucket(struct nw_ring *ring, uint64_t user_data)
+{
+	return &ring->poll_hash[(user_data * 0x9E3779B97F4A7C15ULL) >> 58];
+}
+
 /* Park req on pfd. Called with poll_lock held. */
 static void park(struct nw_ring *ring, struct nw_pollfd *pfd,
 		 struct nw_req *req, unsigned int mask)
@@ -309,6 +320,7 @@ static void park(struct nw_ring *ring, struct nw_pollfd *pfd,
 	if (nw_list_empty(&pfd->parked)) {
 		pfd->verify_ivl_ns = NW_VERIFY_NS;
 		pfd->verify_due_ns = now_ns() + NW_VERIFY_NS;
+		nw_list_add_tail(&pfd->busy_node, &ring->busy_pfds);
 	}
 	req->poll_mask = mask;
 	req->pfd = pfd;
@@ -316,6 +328,9 @@ static void park(struct nw_ring *ring, struct nw_pollfd *pfd,
 	nw_parks++;
 	nw_list_add_tail(&req->poll_node, &pfd->parked);
 	__atomic_add_fetch(&ring->nr_parked, 1, __ATOMIC_RELAXED);
+	if (req->flags & NW_REQ_F_POLL_ADD)
+		nw_list_add_tail(&ring_poll(req)->hash_node,
+				 poll_bucket(ring, req->user_data));
 	if ((req->flags & NW_REQ_F_POLL_ADD) && pfd->target) {
 		ring_poll(req)->target = pfd->target;
 		__atomic_add_fetch(&pfd->target->ring_pollers, 1,
@@ -327,6 +342,10 @@ static void park(struct nw_ring *ring, struct nw_pollfd *pfd,
 static void unpark(struct nw_ring *ring, struct nw_req *req)
 {
 	nw_list_del(&req->poll_node);
+	if (nw_list_empty(&req->pfd->parked))
+		nw_list_del(&req->pfd->busy_node);
+	if (req->flags & NW_REQ_F_POLL_ADD)
+		nw_list_del(&ring_poll(req)->hash_node);
 	__atomic_sub_fetch(&ring->nr_parked, 1, __ATOMIC_RELAXED);
 	if ((req->flags & NW_REQ_F_POLL_ADD) && ring_poll(req)->target) {
 		__atomic_sub_fetch(&ring_poll(req)->target->ring_pollers, 1,
@@ -495,11 +514,10 @@ static void cancel_all_parked(struct nw_ring *ring, struct nw_list *ready)
 	struct nw_list *pos, *tmp;
 
 	pthread_mutex_lock(&ring->poll_lock);
-	for (unsigned int fd = 0; fd < ring->nr_pollfds; fd++) {
-		struct nw_pollfd *pfd = ring->pollfds[fd];
+	while (!nw_list_empty(&ring->busy_pfds)) {
+		struct nw_pollfd *pfd = nw_list_entry(
+			ring->busy_pfds.next, struct nw_pollfd, busy_node);
 
-		if (!pfd)
-			continue;
 		nw_list_for_each_safe(pos, tmp, &pfd->parked) {
 			unpark(ring,
 			       nw_list_entry(pos, struct nw_req, poll_node));
@@ -530,6 +548,7 @@ static void verify_watches(struct nw_ring *ring, struct nw_list *ready,
 			   int mode)
 {
 	long long now = now_ns();
+	struct nw_list *bpos, *btmp;
 
 	if (!ring->nr_parked || now < ring->verify_due_ns)
 		return;
@@ -537,13 +556,13 @@ static void verify_watches(struct nw_ring *ring, struct nw_list *ready,
 	if (mode == NW_RUN_BG && ring_gone(ring))
 		return;
 	ring->verify_due_ns = now + NW_VERIFY_NS;
-	for (unsigned int fd = 0; fd < ring->nr_pollfds; fd++) {
-		struct nw_pollfd *pfd = ring->pollfds[fd];
+	nw_list_for_each_safe(bpos, btmp, &ring->busy_pfds) {
+		struct nw_pollfd *pfd =
+			nw_list_entry(bpos, struct nw_pollfd, busy_node);
 		struct nw_list *pos, *tmp;
 		int r;
 
-		if (!pfd || nw_list_empty(&pfd->parked) ||
-		    now < pfd->verify_due_ns)
+		if (now < pfd->verify_due_ns)
 			continue;
 		if (pfd->verify_ivl_ns < NW_VERIFY_MAX_NS)
 			pfd->verify_ivl_ns *= 2;
@@ -805,15 +824,16 @@ void nw_poll_reactor_ensure(struct nw_ring *ring)
 int nw_poll_cancel(struct nw_ring *ring, bool (*match)(struct nw_req *, void *),
 		   void *arg, bool all, struct nw_list *out)
 {
-	struct nw_list *pos, *tmp;
+	struct nw_list *pos, *tmp, *bpos, *btmp;
 	int n = 0;
 
 	pthread_mutex_lock(&ring->poll_lock);
-	for (unsigned int fd = 0; fd < ring->nr_pollfds && (all || !n); fd++) {
-		struct nw_pollfd *pfd = ring->pollfds[fd];
+	nw_list_for_each_safe(bpos, btmp, &ring->busy_pfds) {
+		struct nw_pollfd *pfd =
+			nw_list_entry(bpos, struct nw_pollfd, busy_node);
 
-		if (!pfd)
-			continue;
+		if (!all && n)
+			break;
 		nw_list_for_each_safe(pos, tmp, &pfd->parked) {
 			struct nw_req *req =
 				nw_list_entry(pos, struct nw_req, poll_node);
@@ -1288,22 +1308,17 @@ int nw_poll_remove_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 /* Find and unpark the POLL_ADD with user_data. Under poll_lock. */
 static struct nw_req *poll_find(struct nw_ring *ring, uint64_t user_data)
 {
-	for (unsigned int fd = 0; fd < ring->nr_pollfds; fd++) {
-		struct nw_pollfd *pfd = ring->pollfds[fd];
-		struct nw_list *pos, *tmp;
+	struct nw_list *head = poll_bucket(ring, user_data), *pos;
 
-		if (!pfd)
+	for (pos = head->next; pos != head; pos = pos->next) {
+		struct nw_poll_ring *pr =
+			nw_list_entry(pos, struct nw_poll_ring, hash_node);
+		struct nw_req *r = container_of((void *)pr, struct nw_req, cmd);
+
+		if (r->user_data != user_data)
 			continue;
-		nw_list_for_each_safe(pos, tmp, &pfd->parked) {
-			struct nw_req *r =
-				nw_list_entry(pos, struct nw_req, poll_node);
-
-			if (!(r->flags & NW_REQ_F_POLL_ADD) ||
-			    r->user_data != user_data)
-				continue;
-			unpark(ring, r);
-			return r;
-		}
+		unpark(ring, r);
+		return r;
 	}
 	return NULL;
 }

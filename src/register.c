@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "internal.h"
+#include "fdhigh.h"
 #include "opdef.h"
 #include "poll.h"
 #include "rsrc.h"
@@ -80,7 +81,7 @@ static int eventfd_register(struct nw_ring *ring, void *arg,
 	if (nw_copy_from_user(&fd, arg, sizeof(fd)))
 		return -EFAULT;
 	/* The ring keeps its own reference, as the kernel does. */
-	own = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	own = nw_fd_dup_high(fd);
 	if (own < 0)
 		return -EBADF;
 	if (!is_eventfd(own)) {

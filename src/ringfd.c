@@ -12,6 +12,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include "internal.h"
+#include "fdhigh.h"
 
 #define NW_FD_CACHE   4096
 #define NW_REVALIDATE 1024
@@ -117,8 +119,38 @@ int nw_copy_to_user(void *dst, const void *src, size_t len)
 	return 0;
 }
 
+/*
+ * The reactor and the SQPOLL poller ask whether a ring is still referenced
+ * (below) from their own threads, while the program may be opening and
+ * closing fds, a stale double close included. A file opened there would
+ * take a low number that the program can close and reuse under it, and
+ * then closing it would close the program's file. So /proc/self/maps and
+ * /proc/self/fd are opened once per process, high, by setup on the
+ * program's own thread, and reread in place under proc_lock.
+ */
+static pthread_mutex_t proc_lock = PTHREAD_MUTEX_INITIALIZER;
+static int proc_maps_fd = -1, proc_fds_fd = -1;
+static pid_t proc_pid; /* whose /proc/self they are */
+
+static void proc_open(void)
+{
+	pid_t pid = own_pid();
+
+	pthread_mutex_lock(&proc_lock);
+	/* After fork the inherited pair names the parent: open the child's. */
+	if (proc_pid != pid) {
+		proc_maps_fd = nw_fd_hide(
+			open("/proc/self/maps", O_RDONLY | O_CLOEXEC));
+		proc_fds_fd = nw_fd_hide(open(
+			"/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+		proc_pid = pid;
+	}
+	pthread_mutex_unlock(&proc_lock);
+}
+
 void nw_ring_add(struct nw_ring *ring, int fd)
 {
+	proc_open();
 	pthread_mutex_lock(&rings_lock);
 	ring->next = rings;
 	rings = ring;
@@ -186,27 +218,112 @@ static bool names_ring(const char *text, const struct nw_ring *ring)
 	return p && (p[len] == ' ' || p[len] == '\n' || p[len] == '\0');
 }
 
+/* Is this maps line a mapping of the ring's memfd not the engine's own? */
+static bool maps_line_is_program(const char *line, struct nw_ring *ring)
+{
+	unsigned long start;
+
+	if (sscanf(line, "%lx-", &start) != 1 || !names_ring(line, ring))
+		return false;
+	return start != (unsigned long)ring->sq_map &&
+	       start != (unsigned long)ring->cq_map &&
+	       start != (unsigned long)ring->sqe_map;
+}
+
+/* ring_mapped_by_program on the kept fd: 1, 0, or -1 (cannot read it). */
+static int maps_scan(struct nw_ring *ring)
+{
+	char buf[4096], *p, *nl;
+	size_t have = 0;
+	off_t off = 0;
+	ssize_t n;
+
+	for (;;) {
+		n = pread(proc_maps_fd, buf + have, sizeof(buf) - 1 - have,
+			  off);
+		if (n < 0)
+			return -1;
+		off += n;
+		have += (size_t)n;
+		buf[have] = '\0';
+		for (p = buf; (nl = strchr(p, '\n')); p = nl + 1) {
+			*nl = '\0';
+			if (maps_line_is_program(p, ring))
+				return 1;
+		}
+		if (n == 0)
+			return *p && maps_line_is_program(p, ring);
+		have = strlen(p);
+		if (have == sizeof(buf) - 1)
+			have = 0; /* not a maps line: skip it */
+		memmove(buf, p, have);
+	}
+}
+
 /* Does a mapping of the ring's memfd exist that is not the engine's own? */
 static bool ring_mapped_by_program(struct nw_ring *ring)
 {
 	char line[512];
 	bool found = false;
-	FILE *f = fopen("/proc/self/maps", "re");
+	int r = -1;
+	FILE *f;
 
+	pthread_mutex_lock(&proc_lock);
+	if (proc_maps_fd >= 0 && proc_pid == own_pid())
+		r = maps_scan(ring);
+	pthread_mutex_unlock(&proc_lock);
+	if (r >= 0)
+		return r;
+	/* Not kept (or closed by the program): a file of its own. */
+	f = fopen("/proc/self/maps", "re");
 	if (!f)
 		return true; /* cannot tell: assume alive */
-	while (!found && fgets(line, sizeof(line), f)) {
-		unsigned long start;
-
-		if (sscanf(line, "%lx-", &start) != 1 ||
-		    !names_ring(line, ring))
-			continue;
-		found = start != (unsigned long)ring->sq_map &&
-			start != (unsigned long)ring->cq_map &&
-			start != (unsigned long)ring->sqe_map;
-	}
+	while (!found && fgets(line, sizeof(line), f))
+		found = maps_line_is_program(line, ring);
 	fclose(f);
 	return found;
+}
+
+/* Does the fd named name (a /proc/self/fd entry) name the ring? */
+static bool fd_names_ring(const char *name, struct nw_ring *ring)
+{
+	char path[300], target[128];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%s", name);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n <= 0)
+		return false;
+	target[n] = '\0';
+	return names_ring(target, ring);
+}
+
+struct nw_dirent64 {
+	uint64_t ino;
+	int64_t off;
+	unsigned short reclen;
+	unsigned char type;
+	char name[];
+};
+
+/* ring_has_fd on the kept directory fd: 1, 0, or -1 (cannot read it). */
+static int fds_scan(struct nw_ring *ring)
+{
+	char buf[4096] __attribute__((aligned(8)));
+	struct nw_dirent64 *de;
+	long n, pos;
+
+	if (lseek(proc_fds_fd, 0, SEEK_SET) < 0)
+		return -1;
+	while ((n = syscall(SYS_getdents64, proc_fds_fd, buf, sizeof(buf))) >
+	       0) {
+		for (pos = 0; pos < n; pos += de->reclen) {
+			de = (struct nw_dirent64 *)(buf + pos);
+			if (de->name[0] != '.' && fd_names_ring(de->name, ring))
+				return 1;
+		}
+	}
+	return n < 0 ? -1 : 0;
 }
 
 /*
@@ -215,23 +332,22 @@ static bool ring_mapped_by_program(struct nw_ring *ring)
  */
 static bool ring_has_fd(struct nw_ring *ring)
 {
-	char path[300], target[128];
 	struct dirent *de;
 	bool found = false;
-	DIR *d = opendir("/proc/self/fd");
+	int r = -1;
+	DIR *d;
 
+	pthread_mutex_lock(&proc_lock);
+	if (proc_fds_fd >= 0 && proc_pid == own_pid())
+		r = fds_scan(ring);
+	pthread_mutex_unlock(&proc_lock);
+	if (r >= 0)
+		return r;
+	d = opendir("/proc/self/fd");
 	if (!d)
 		return true;
-	while (!found && (de = readdir(d))) {
-		ssize_t n;
-
-		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
-		n = readlink(path, target, sizeof(target) - 1);
-		if (n <= 0)
-			continue;
-		target[n] = '\0';
-		found = names_ring(target, ring);
-	}
+	while (!found && (de = readdir(d)))
+		found = fd_names_ring(de->d_name, ring);
 	closedir(d);
 	return found;
 }

@@ -24,12 +24,8 @@
  * pinning are pin.c's.
  *
  * Where the fds live: a direct descriptor has no number in the kernel, but
- * here it is an fd of the process. The engine moves every slot's fd out of
- * the program's way, to the lowest free number at or above half the
- * RLIMIT_NOFILE soft limit (at most 65536), with FD_CLOEXEC, so the numbers
- * the program gets from open/socket/accept are the ones it would get on the
- * kernel. A program that closes or dup2()s over fds it did not open (say
- * close_range(3, ~0U)) closes the engine's too, as it would a library's.
+ * here it is an fd of the process, which fdhigh.c moves out of the
+ * program's way as it does every fd of the engine.
  *
  * Locking: rsrc->lock guards the tables and is taken from any thread (ops
  * install and remove files from workers and the reactor too). Nodes are
@@ -44,13 +40,13 @@
 #include <sys/resource.h>
 #include <sys/uio.h>
 #include "rsrc.h"
+#include "fdhigh.h"
 #include "pin.h"
 #include "poll.h"
 
 #define NW_MAX_FIXED_FILES (1U << 20)
 #define NW_MAX_REG_BUFFERS (1U << 14)
 #define NW_MAX_BUF_LEN	   (1ULL << 30)
-#define NW_SLOT_FD_MAX	   65536
 
 struct nw_rsrc_node {
 	int refs; /* the table's, plus one per request using it (atomic) */
@@ -253,28 +249,6 @@ static struct nw_rsrc *rsrc_make(struct nw_ring *ring)
 	return r;
 }
 
-/* The lowest free fd at or above the engine's base (see the top). */
-static int dup_high(int fd)
-{
-	static int base;
-	int b = __atomic_load_n(&base, __ATOMIC_RELAXED), nfd;
-
-	if (!b) {
-		struct rlimit rl;
-
-		b = 3;
-		if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur / 2 > 3)
-			b = rl.rlim_cur / 2 > NW_SLOT_FD_MAX
-				    ? NW_SLOT_FD_MAX
-				    : (int)(rl.rlim_cur / 2);
-		__atomic_store_n(&base, b, __ATOMIC_RELAXED);
-	}
-	nfd = fcntl(fd, F_DUPFD_CLOEXEC, b);
-	if (nfd < 0)
-		nfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	return nfd < 0 ? -errno : nfd;
-}
-
 static struct nw_rsrc_node *node_new(int fd, uint64_t tag)
 {
 	struct nw_rsrc_node *node = malloc(sizeof(*node));
@@ -295,7 +269,7 @@ static int node_from_user_fd(int fd, uint64_t tag, struct nw_rsrc_node **out)
 
 	if (fd < 0 || nw_ring_lookup(fd, &other) != -EOPNOTSUPP)
 		return -EBADF;
-	own = dup_high(fd);
+	own = nw_fd_dup_high(fd);
 	if (own < 0)
 		return own == -EMFILE ? -EMFILE : -EBADF;
 	*out = node_new(own, tag);
@@ -569,7 +543,7 @@ int nw_rsrc_install(struct nw_ring *ring, int fd, uint32_t file_slot,
 	bool alloc = file_slot == IORING_FILE_INDEX_ALLOC;
 	int ret, own;
 
-	own = dup_high(fd);
+	own = nw_fd_dup_high(fd);
 	close(fd);
 	if (own < 0)
 		return own;
@@ -724,7 +698,7 @@ static int files_update_alloc(struct nw_req *req, struct nw_files_update *up)
 		}
 		own = -1;
 		if (fd >= 0 && nw_ring_lookup(fd, &other) == -EOPNOTSUPP)
-			own = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+			own = nw_fd_dup_high(fd);
 		if (own < 0) {
 			ret = -EBADF;
 			break;

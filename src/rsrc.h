@@ -63,8 +63,8 @@ void nw_rsrc_post_tags(struct nw_req *req);
 int nw_rsrc_buffer_check(struct nw_ring *ring, unsigned int idx, uint64_t addr,
 			 uint64_t len);
 /*
- * Post an extra CQE from any thread, through task work: tags, and each
- * connection of a multishot accept.
+ * Post an extra CQE from any thread, through task work: tags with no
+ * request to go before, MSG_RING's CQE on another ring.
  */
 void nw_post_aux_async(struct nw_ring *ring, uint64_t user_data, int res,
 		       uint32_t cflags);

@@ -255,6 +255,9 @@ static struct nw_ring *ring_alloc(const struct io_uring_params *p)
 	ring->loop.epfd = ring->loop.wake_fd = -1;
 	ring->tmo_fd = -1;
 	nw_list_init(&ring->tmo_count);
+	nw_list_init(&ring->busy_pfds);
+	for (int i = 0; i < NW_POLL_HASH; i++)
+		nw_list_init(&ring->poll_hash[i]);
 	/* Engine option (benchmarks): no nowait-first issue on this ring. */
 	ring->punt_all = punt_env();
 	nw_spin_init(&ring->spin);

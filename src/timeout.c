@@ -22,6 +22,7 @@
 #include <sys/timerfd.h>
 #include "timeout.h"
 #include "cancel.h"
+#include "fdhigh.h"
 #include "poll.h"
 
 struct nw_timeout {
@@ -170,8 +171,8 @@ static int timer_ensure(struct nw_ring *ring)
 
 	if (ret || ring->tmo_fd >= 0)
 		return ret;
-	ring->tmo_fd =
-		timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	ring->tmo_fd = nw_fd_hide(
+		timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
 	if (ring->tmo_fd < 0)
 		return -errno;
 	ret = nw_loop_add(&ring->loop, ring->tmo_fd, NW_TIMER_MARK(ring));

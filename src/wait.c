@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include "internal.h"
+#include "fdhigh.h"
 #include "poll.h"
 #include "spin.h"
 
@@ -160,7 +161,8 @@ static int sleep_once(int fd, const struct wait_args *wa)
 static int thread_fd(void)
 {
 	if (thread_wake_fd < 0)
-		thread_wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		thread_wake_fd =
+			nw_fd_hide(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
 	return thread_wake_fd;
 }
 

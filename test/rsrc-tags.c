@@ -282,6 +282,56 @@ static void splice_fixed_ref(void)
 	close(out[1]);
 }
 
+/*
+ * ASYNC_CANCEL by fixed fd: the slot's file; an empty slot is -EBADF;
+ * FD_FIXED without FD is ignored (a cancel by user_data).
+ */
+static void cancel_fixed_fd(void)
+{
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe cqe;
+	bool seen[2] = {false, false};
+	int p[2], fds[2];
+	struct t_ring r;
+	char buf[8];
+
+	T_ASSERT_EQ(pipe(p), 0);
+	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
+	fds[0] = p[0];
+	fds[1] = -1;
+	T_ASSERT_EQ(reg_files2(&r, 2, fds, NULL), 0);
+	sqe = sqe_of(&r, IORING_OP_READ, 0, 1);
+	sqe->addr = (uintptr_t)buf;
+	sqe->len = sizeof(buf);
+	sqe->flags = IOSQE_FIXED_FILE;
+	T_ASSERT_EQ(t_submit(&r), 1);
+	t_expect_no_cqe(&r, 20);
+	sqe = sqe_of(&r, IORING_OP_ASYNC_CANCEL, 1, 2);
+	sqe->cancel_flags =
+		IORING_ASYNC_CANCEL_FD | IORING_ASYNC_CANCEL_FD_FIXED;
+	T_ASSERT_EQ(t_submit(&r), 1);
+	t_expect_cqe(&r, 2, -EBADF);
+	sqe = sqe_of(&r, IORING_OP_ASYNC_CANCEL, 0, 3);
+	sqe->addr = 999;
+	sqe->cancel_flags = IORING_ASYNC_CANCEL_FD_FIXED;
+	T_ASSERT_EQ(t_submit(&r), 1);
+	t_expect_cqe(&r, 3, -ENOENT);
+	sqe = sqe_of(&r, IORING_OP_ASYNC_CANCEL, 0, 4);
+	sqe->cancel_flags =
+		IORING_ASYNC_CANCEL_FD | IORING_ASYNC_CANCEL_FD_FIXED;
+	T_ASSERT_EQ(t_submit(&r), 1);
+	for (int i = 0; i < 2; i++) {
+		T_ASSERT_EQ(t_wait_cqe_timeout(&r, &cqe, 2000), 0);
+		T_ASSERT(cqe.user_data == 1 || cqe.user_data == 4);
+		T_ASSERT_EQ(cqe.res, cqe.user_data == 1 ? -ECANCELED : 0);
+		seen[cqe.user_data == 4] = true;
+	}
+	T_ASSERT(seen[0] && seen[1]);
+	t_ring_exit(&r);
+	close(p[0]);
+	close(p[1]);
+}
+
 static int reg_buf(struct t_ring *r, void *base, size_t len)
 {
 	struct iovec iov = {.iov_base = base, .iov_len = len};
@@ -538,6 +588,7 @@ int main(void)
 		   false);
 	defer_taskrun_at_submit();
 	splice_fixed_ref();
+	cancel_fixed_fd();
 	buffer_memory();
 	buffer_memlock();
 	mshot_accept_cancel_order();
