@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include "internal.h"
 #include "sqpoll.h"
@@ -153,6 +154,14 @@ static void unmap_rings(struct nw_ring *ring)
 		munmap(ring->sqe_map, ring->sqe_map_sz);
 }
 
+static bool fsize_allows(size_t size)
+{
+	struct rlimit rl;
+
+	return getrlimit(RLIMIT_FSIZE, &rl) || rl.rlim_cur == RLIM_INFINITY ||
+	       rl.rlim_cur >= size;
+}
+
 /* Create the memfd and map the three regions into the engine. */
 static int create_memory(struct nw_ring *ring)
 {
@@ -172,7 +181,13 @@ static int create_memory(struct nw_ring *ring)
 	if (fd < 0)
 		return -errno;
 	ret = -ENOMEM;
-	if (ftruncate(fd, IORING_OFF_SQES + ring->sqe_map_sz) < 0)
+	/*
+	 * The memfd spans the kernel's mmap offsets (SQEs at 256 MiB), so
+	 * RLIMIT_FSIZE applies to it: a smaller limit would make ftruncate
+	 * raise SIGXFSZ, which kills by default. Fail the setup instead.
+	 */
+	if (!fsize_allows(IORING_OFF_SQES + ring->sqe_map_sz) ||
+	    ftruncate(fd, IORING_OFF_SQES + ring->sqe_map_sz) < 0)
 		goto err_close;
 	ring->sq_map = map_region(fd, IORING_OFF_SQ_RING, ring->sq_map_sz);
 	ring->cq_map = map_region(fd, IORING_OFF_CQ_RING, ring->cq_map_sz);
