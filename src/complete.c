@@ -167,7 +167,16 @@ static void ring_poll_wake(struct nw_ring *ring)
 {
 	if (likely(!__atomic_load_n(&ring->poll_activated, __ATOMIC_ACQUIRE)))
 		return;
+#if defined(__SANITIZE_THREAD__)
+	{
+		/* TSan does not model fences (-Wtsan): a seq_cst RMW instead */
+		static int tsan_fence;
+
+		__atomic_fetch_add(&tsan_fence, 0, __ATOMIC_SEQ_CST);
+	}
+#else
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
 	nw_poll_ring_wake(ring);
 }
 
