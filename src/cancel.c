@@ -316,12 +316,17 @@ static int sync_check(const struct sync_cancel_reg *sc)
  * The synchronous ASYNC_CANCEL (kernel io_sync_cancel): what is found is
  * cancelled and this returns 0 (with ALL/ANY the count); a match running
  * in a worker (-EALREADY) is tried again until it is gone, or until the
- * timeout ({-1, -1}: none) passes: -ETIME.
+ * timeout ({-1, -1}: none) passes: -ETIME. Called under reg_lock, which
+ * each nap lets go of (the kernel drops uring_lock while it waits): a
+ * register call that unblocks the worker, or ring exit, can then run. Each
+ * pass looks everything up again (sync_try), so a change made meanwhile is
+ * seen.
  */
 int nw_sync_cancel(struct nw_ring *ring, void *arg, unsigned int nr_args)
 {
 	struct sync_cancel_reg sc;
-	long long deadline = -1;
+	long long deadline = 0;
+	bool timed;
 	int ret;
 
 	if (!arg || nr_args != 1)
@@ -334,9 +339,12 @@ int nw_sync_cancel(struct nw_ring *ring, void *arg, unsigned int nr_args)
 	ret = sync_try(ring, &sc);
 	if (ret != -EALREADY)
 		return ret;
-	if (sc.timeout.tv_sec != -1 || sc.timeout.tv_nsec != -1)
-		deadline = mono_ns() + sc.timeout.tv_sec * 1000000000LL +
-			   sc.timeout.tv_nsec;
+	timed = sc.timeout.tv_sec != -1 || sc.timeout.tv_nsec != -1;
+	if (timed) {
+		struct timespec d = nw_deadline(&sc.timeout);
+
+		deadline = nw_ts_ns(&d);
+	}
 	for (;;) {
 		struct timespec nap = {0, 100000};
 		long long left;
@@ -344,14 +352,16 @@ int nw_sync_cancel(struct nw_ring *ring, void *arg, unsigned int nr_args)
 		ret = sync_try(ring, &sc);
 		if (ret != -EALREADY)
 			break;
-		left = deadline < 0 ? nap.tv_nsec : deadline - mono_ns();
+		left = timed ? deadline - mono_ns() : nap.tv_nsec;
 		if (left <= 0) {
 			ret = -ETIME;
 			break;
 		}
 		if (left < nap.tv_nsec)
 			nap.tv_nsec = left;
+		pthread_mutex_unlock(&ring->reg_lock);
 		nanosleep(&nap, NULL);
+		pthread_mutex_lock(&ring->reg_lock);
 	}
 	return ret == -ENOENT || ret > 0 ? 0 : ret;
 }

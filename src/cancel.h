@@ -19,7 +19,10 @@ int nw_cancel_req(struct nw_ring *ring, struct nw_req *target, uint64_t seq,
  * still in flight, interrupting those running in a worker. Any thread.
  */
 void nw_cancel_ring_exit(struct nw_ring *ring);
-/* IORING_REGISTER_SYNC_CANCEL (register.c's table; arg: the reg struct). */
+/*
+ * IORING_REGISTER_SYNC_CANCEL (register.c's table; arg: the reg struct).
+ * Called under reg_lock; it lets go of it while it waits.
+ */
 int nw_sync_cancel(struct nw_ring *ring, void *arg, unsigned int nr_args);
 
 #endif

@@ -33,17 +33,17 @@
 #define NW_PATH_PAGE  4096U
 #define NW_PATH_FIRST 256U
 
-int nw_getname(char *dst, uint64_t uaddr, bool empty_ok)
+int nw_getname_max(char *dst, uint64_t uaddr, size_t max)
 {
 	size_t n = 0, want = NW_PATH_FIRST;
 
-	while (n < PATH_MAX) {
+	while (n < max) {
 		uint64_t at = uaddr + n;
 		size_t chunk = NW_PATH_PAGE - (at & (NW_PATH_PAGE - 1));
 		const char *nul;
 
-		if (chunk > PATH_MAX - n)
-			chunk = PATH_MAX - n;
+		if (chunk > max - n)
+			chunk = max - n;
 		if (chunk > want)
 			chunk = want;
 		if (at < uaddr ||
@@ -51,15 +51,26 @@ int nw_getname(char *dst, uint64_t uaddr, bool empty_ok)
 				      chunk))
 			return -EFAULT;
 		nul = memchr(dst + n, 0, chunk);
-		if (nul) {
-			if (nul == dst && !empty_ok)
-				return -ENOENT;
+		if (nul)
 			return (int)(nul - dst);
-		}
 		n += chunk;
-		want = PATH_MAX;
+		want = max;
 	}
 	return -ENAMETOOLONG;
+}
+
+int nw_getname(char *dst, uint64_t uaddr, bool empty_ok)
+{
+	int len = nw_getname_max(dst, uaddr, PATH_MAX);
+
+	return len == 0 && !empty_ok ? -ENOENT : len;
+}
+
+bool nw_fd_usable(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl >= 0 && !(fl & O_PATH);
 }
 
 /*

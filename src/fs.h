@@ -16,6 +16,13 @@
  */
 int nw_getname(char *dst, uint64_t uaddr, bool empty_ok);
 /*
+ * The same copy into dst of max bytes: the length (0 for ""), -EFAULT,
+ * or -ENAMETOOLONG (no NUL within max bytes).
+ */
+int nw_getname_max(char *dst, uint64_t uaddr, size_t max);
+/* Does fd name a file the kernel's fget would return (not O_PATH)? */
+bool nw_fd_usable(int fd);
+/*
  * Copy the path at u1 (and the one at u2 when p2 is not NULL) into one
  * allocation that req->async owns (free it in the op's cleanup). 0 or
  * the first path's error; u2 never allows "".

@@ -83,7 +83,6 @@ enum {
 #define NW_REQ_F_POLL_ADD	(1U << 6) /* a POLL_ADD request (poll.c) */
 #define NW_REQ_F_MSHOT		(1U << 7) /* multishot: stays armed after a CQE */
 #define NW_REQ_F_TW_QUEUED	(1U << 8) /* on tw_head for a multishot event */
-#define NW_REQ_F_CANCELED	(1U << 9) /* removed while an event was queued */
 #define NW_REQ_F_BLOCK		(1U << 10) /* punted after a nonblocking try: block */
 #define NW_REQ_F_TIMER \
 	(1U << 11) /* a timeout on the ring's timer (timeout.c) */
@@ -150,6 +149,8 @@ struct nw_req {
 	unsigned int poll_events; /* what fired */
 	unsigned int poll_arms;	  /* arms so far (bounded) */
 	unsigned int park_gen;	  /* ring->submit_gen when it parked */
+	/* Unparked by a cancel while TW_QUEUED: its task work ends it. */
+	bool poll_canceled;
 	pid_t task_tid; /* the thread that submitted it (signals go there) */
 	uint64_t seq;	/* which use of this request struct (cancel identity) */
 	struct nw_req *ltimeout; /* the LINK_TIMEOUT guarding it, if armed */
@@ -369,6 +370,25 @@ static inline void nw_cq_add(struct nw_ring *ring, const struct nw_req *req,
 int nw_wait(struct nw_ring *ring, unsigned int min_complete, unsigned int flags,
 	    const void *arg, size_t argsz);
 void nw_wake_waiters(struct nw_ring *ring);
+/* The GETEVENTS argument (io_get_ext_arg), read by nw_get_ext_arg. */
+struct nw_ext_arg {
+	const void *sigp; /* the sigset (not yet read), NULL: none */
+	size_t sigsz;
+	bool has_deadline;
+	struct timespec deadline; /* CLOCK_MONOTONIC */
+};
+int nw_get_ext_arg(unsigned int flags, const void *arg, size_t argsz,
+		   struct nw_ext_arg *ea);
+/*
+ * CLOCK_MONOTONIC now plus ts (a negative part counts as zero), saturated
+ * as the kernel's timespec64_to_ktime does: it always fits in a long long
+ * of nanoseconds (nw_ts_ns).
+ */
+struct timespec nw_deadline(const struct __kernel_timespec *ts);
+static inline long long nw_ts_ns(const struct timespec *t)
+{
+	return t->tv_sec * 1000000000LL + t->tv_nsec;
+}
 
 /* register.c */
 int nw_register(struct nw_ring *ring, unsigned int opcode, void *arg,

@@ -260,9 +260,14 @@ int nw_iowq_enqueue(struct nw_work *work, enum nw_wq_class cls)
 
 static int cancel_sig; /* 0: off */
 static pthread_once_t sig_once = PTHREAD_ONCE_INIT;
-static __thread struct nw_work *cur_work;
-static __thread int kick_timer = -1; /* kernel timer id */
-static __thread bool kick_armed;
+/*
+ * Read by the handler, which may run on any thread: initial-exec, so that
+ * no access allocates (a dynamic TLS block) inside a signal handler.
+ */
+#define NW_SIG_TLS __thread __attribute__((tls_model("initial-exec")))
+static NW_SIG_TLS struct nw_work *cur_work;
+static NW_SIG_TLS int kick_timer = -1; /* kernel timer id */
+static NW_SIG_TLS bool kick_armed;
 
 static void kick_arm(int sig)
 {

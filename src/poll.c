@@ -325,6 +325,7 @@ static void park(struct nw_ring *ring, struct nw_pollfd *pfd,
 	req->poll_mask = mask;
 	req->pfd = pfd;
 	req->park_gen = __atomic_load_n(&ring->submit_gen, __ATOMIC_RELAXED);
+	req->poll_canceled = false;
 	nw_parks++;
 	nw_list_add_tail(&req->poll_node, &pfd->parked);
 	__atomic_add_fetch(&ring->nr_parked, 1, __ATOMIC_RELAXED);
@@ -508,7 +509,11 @@ static bool ring_gone(struct nw_ring *ring)
 	return ring->gone;
 }
 
-/* The ring is gone: cancel every parked request, as ring exit does. */
+/*
+ * The ring is gone: cancel every parked request, as ring exit does. One
+ * with task work queued (or about to be: the caller's mshot[]) is only
+ * marked, as in nw_poll_cancel, and ends in nw_poll_tw.
+ */
 static void cancel_all_parked(struct nw_ring *ring, struct nw_list *ready)
 {
 	struct nw_list *pos, *tmp;
@@ -519,9 +524,14 @@ static void cancel_all_parked(struct nw_ring *ring, struct nw_list *ready)
 			ring->busy_pfds.next, struct nw_pollfd, busy_node);
 
 		nw_list_for_each_safe(pos, tmp, &pfd->parked) {
-			unpark(ring,
-			       nw_list_entry(pos, struct nw_req, poll_node));
-			nw_list_add_tail(pos, ready);
+			struct nw_req *req =
+				nw_list_entry(pos, struct nw_req, poll_node);
+
+			unpark(ring, req);
+			if (req->flags & NW_REQ_F_TW_QUEUED)
+				req->poll_canceled = true;
+			else
+				nw_list_add_tail(pos, ready);
 		}
 	}
 	pthread_mutex_unlock(&ring->poll_lock);
@@ -733,9 +743,8 @@ int nw_poll_run(struct nw_ring *ring, const struct timespec *timeout,
 	if (mode == NW_RUN_BG &&
 	    (ring->dead || ring->gone ||
 	     ((!nw_list_empty(&ready) || nr_mshot) && ring_gone(ring)))) {
-		for (i = 0; i < nr_mshot; i++)
-			mshot[i]->flags |= NW_REQ_F_CANCELED;
 		cancel_all_parked(ring, &ready);
+		/* Queued by harvest, not pushed yet: once, marked cancelled. */
 		for (i = 0; i < nr_mshot; i++)
 			nw_req_complete_async(mshot[i]);
 		ring_exit(ring);
@@ -843,7 +852,7 @@ int nw_poll_cancel(struct nw_ring *ring, bool (*match)(struct nw_req *, void *),
 			unpark(ring, req);
 			n++;
 			if (req->flags & NW_REQ_F_TW_QUEUED) {
-				req->flags |= NW_REQ_F_CANCELED;
+				req->poll_canceled = true;
 				continue;
 			}
 			nw_req_set_fail(req, -ECANCELED);
@@ -1209,8 +1218,10 @@ out:
 /*
  * A multishot op's turn, on the submit side. TW_QUEUED stays set while it
  * runs, so edges meanwhile only note poll_events; if any came, it runs
- * again. Returns true while it stays armed; false when it is done
- * (unparked, req->res final).
+ * again. A cancel meanwhile (another thread, or ring exit) has unparked
+ * it and set poll_canceled: it ends, with its own final result if it has
+ * one, else -ECANCELED. Returns true while it stays armed; false when it
+ * is done (unparked, req->res final).
  */
 static bool mshot_op_tw(struct nw_req *req)
 {
@@ -1220,7 +1231,12 @@ static bool mshot_op_tw(struct nw_req *req)
 	bool again = false;
 
 	pthread_mutex_lock(&ring->poll_lock);
-	if (ret != NW_QUEUED) {
+	if (req->poll_canceled) {
+		/* Unparked by the canceller; nothing held while NW_QUEUED. */
+		req->flags &= ~(NW_REQ_F_MSHOT | NW_REQ_F_TW_QUEUED);
+		if (ret == NW_QUEUED)
+			ret = -ECANCELED;
+	} else if (ret != NW_QUEUED) {
 		unpark(ring, req);
 		req->flags &= ~(NW_REQ_F_MSHOT | NW_REQ_F_TW_QUEUED);
 	} else if (req->poll_events) {
@@ -1257,7 +1273,7 @@ bool nw_poll_tw(struct nw_req *req)
 	bool canceled;
 
 	pthread_mutex_lock(&ring->poll_lock);
-	if (!(req->flags & (NW_REQ_F_POLL_ADD | NW_REQ_F_CANCELED))) {
+	if (!(req->flags & NW_REQ_F_POLL_ADD) && !req->poll_canceled) {
 		req->poll_events = 0;
 		pthread_mutex_unlock(&ring->poll_lock);
 		return mshot_op_tw(req);
@@ -1265,7 +1281,7 @@ bool nw_poll_tw(struct nw_req *req)
 	ev = req->poll_events;
 	req->poll_events = 0;
 	req->flags &= ~NW_REQ_F_TW_QUEUED;
-	canceled = req->flags & NW_REQ_F_CANCELED;
+	canceled = req->poll_canceled;
 	pthread_mutex_unlock(&ring->poll_lock);
 	if (canceled) {
 		nw_req_set_fail(req, -ECANCELED);
@@ -1362,7 +1378,7 @@ int nw_poll_remove_issue(struct nw_req *req, unsigned int issue_flags)
 	target = poll_find(ring, upd->old_user_data);
 	queued = target && (target->flags & NW_REQ_F_TW_QUEUED);
 	if (queued && !update)
-		target->flags |= NW_REQ_F_CANCELED; /* nw_poll_tw ends it */
+		target->poll_canceled = true; /* nw_poll_tw ends it */
 	if (queued && update) {
 		/*
 		 * A multishot with an event queued for the submit side: it

@@ -648,6 +648,9 @@ void nw_rsrc_node_put(struct nw_ring *ring, struct nw_rsrc_node *node,
 
 void nw_rsrc_file_put(struct nw_req *req)
 {
+	req->flags &= ~NW_REQ_F_FIXED_DONE;
+	if (!req->file_node)
+		return;
 	node_put(req->ring, req->file_node, NULL, true);
 	req->file_node = NULL;
 }

@@ -30,6 +30,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "splice.h"
+#include "fs.h"
 #include "poll.h"
 #include "rsrc.h"
 
@@ -108,24 +109,28 @@ int nw_tee_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 	return splice_common_prep(req, sqe, true);
 }
 
-/* Does fd name a file the kernel's fget would return (not O_PATH)? */
-static bool fd_usable(int fd)
+/* Is a SIGPIPE pending (blocked) for this thread or the process? */
+static bool sigpipe_pending(void)
 {
-	int fl = fcntl(fd, F_GETFL);
+	sigset_t set;
 
-	return fl >= 0 && !(fl & O_PATH);
+	return !sigpending(&set) && sigismember(&set, SIGPIPE) == 1;
 }
 
 /*
  * A writer into a pipe without readers gets SIGPIPE. The kernel's worker
  * blocks every signal, so the program never sees it: take back the one
- * the call raised on this thread (blocked here: see splice_call).
+ * the call raised on this thread (blocked here: see splice_call). One
+ * already pending before the call is the program's (the call's merged
+ * into it): it stays.
  */
-static void sigpipe_drop(void)
+static void sigpipe_drop(bool was_pending)
 {
 	static const struct timespec zero;
 	sigset_t set;
 
+	if (was_pending)
+		return;
 	sigemptyset(&set);
 	sigaddset(&set, SIGPIPE);
 	sigtimedwait(&set, NULL, &zero);
@@ -140,8 +145,8 @@ static ssize_t splice_syscall(struct nw_req *req, struct nw_splice *sp,
 
 	if (!sp->len) {
 		/* The kernel looks both files up, then moves nothing. */
-		if (!fd_usable(req->fd) || sp->fd_in < 0 ||
-		    !fd_usable(sp->fd_in))
+		if (!nw_fd_usable(req->fd) || sp->fd_in < 0 ||
+		    !nw_fd_usable(sp->fd_in))
 			return -EBADF;
 		return 0;
 	}
@@ -163,20 +168,23 @@ static ssize_t splice_call(struct nw_req *req, struct nw_splice *sp,
 			   unsigned int flags, bool inline_thread)
 {
 	sigset_t set, old;
+	bool had;
 	ssize_t n;
 
 	if (!inline_thread) {
+		had = sigpipe_pending();
 		n = splice_syscall(req, sp, flags);
 		if (n == -EPIPE)
-			sigpipe_drop();
+			sigpipe_drop(had);
 		return n;
 	}
 	sigemptyset(&set);
 	sigaddset(&set, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &set, &old);
+	had = sigpipe_pending();
 	n = splice_syscall(req, sp, flags);
 	if (n == -EPIPE)
-		sigpipe_drop();
+		sigpipe_drop(had);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return n;
 }

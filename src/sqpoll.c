@@ -551,42 +551,6 @@ static void sq_wait_space(struct nw_ring *ring, bool foreign)
 	}
 }
 
-struct foreign_args {
-	const void *sigp;
-	size_t sigsz;
-	bool has_ts;
-	long long deadline_ns;
-};
-
-/* The enter argument (see wait.c get_ext_arg). */
-static int foreign_get_args(unsigned int flags, const void *arg, size_t argsz,
-			    struct foreign_args *fa)
-{
-	struct io_uring_getevents_arg ea;
-	struct __kernel_timespec ts;
-
-	fa->sigp = arg;
-	fa->sigsz = argsz;
-	fa->has_ts = false;
-	if (!(flags & IORING_ENTER_EXT_ARG))
-		return 0;
-	if (argsz != sizeof(ea))
-		return -EINVAL;
-	if (nw_copy_from_user(&ea, arg, sizeof(ea)))
-		return -EFAULT;
-	fa->sigp = (const void *)(uintptr_t)ea.sigmask;
-	fa->sigsz = ea.sigmask_sz;
-	if (!ea.ts)
-		return 0;
-	if (nw_copy_from_user(&ts, (void *)(uintptr_t)ea.ts, sizeof(ts)))
-		return -EFAULT;
-	if (ts.tv_sec < 0 || ts.tv_nsec < 0)
-		ts.tv_sec = ts.tv_nsec = 0;
-	fa->has_ts = true;
-	fa->deadline_ns = now_ns() + ts.tv_sec * 1000000000LL + ts.tv_nsec;
-	return 0;
-}
-
 /*
  * GETEVENTS in a forked child: the engine state is the parent's, so only
  * the shared CQ is looked at, with short sleeps that let signals in (the
@@ -595,13 +559,14 @@ static int foreign_get_args(unsigned int flags, const void *arg, size_t argsz,
 static int foreign_wait(struct nw_ring *ring, unsigned int min_complete,
 			unsigned int flags, const void *arg, size_t argsz)
 {
-	struct foreign_args fa;
+	struct nw_ext_arg fa;
 	struct timespec step = {0, 10000};
 	unsigned int target;
+	long long deadline;
 	sigset_t mask;
 	int ret;
 
-	ret = foreign_get_args(flags, arg, argsz, &fa);
+	ret = nw_get_ext_arg(flags, arg, argsz, &fa);
 	if (ret)
 		return ret;
 	if (min_complete > ring->cq_entries)
@@ -614,11 +579,12 @@ static int foreign_wait(struct nw_ring *ring, unsigned int min_complete,
 		if (nw_copy_from_user(&mask, fa.sigp, _NSIG / 8))
 			return -EFAULT;
 	}
+	deadline = fa.has_deadline ? nw_ts_ns(&fa.deadline) : 0;
 	target = READ_ONCE(*ring->cq_head) + min_complete;
 	for (;;) {
 		if ((int)(load_acquire(ring->cq_tail) - target) >= 0)
 			return 0;
-		if (fa.has_ts && now_ns() >= fa.deadline_ns) {
+		if (fa.has_deadline && now_ns() >= deadline) {
 			ret = -ETIME;
 			break;
 		}

@@ -9,6 +9,7 @@
  * by another waiter.
  */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <time.h>
@@ -61,63 +62,76 @@ static void waiter_del(struct nw_ring *ring, struct nw_waiter *w)
 }
 
 struct wait_args {
-	const void *sigp;
-	size_t sigsz;
+	struct nw_ext_arg ea;
 	const sigset_t *sig;	    /* NULL: keep the thread's mask */
 	const sigset_t *sleep_mask; /* the mask every sleep passes (wait_for) */
 	sigset_t sigbuf;
-	bool has_deadline;
-	struct timespec deadline; /* CLOCK_MONOTONIC */
 };
+
+/* Past any real wait, and still in range as nanoseconds. */
+#define NW_DEADLINE_MAX_SEC (LLONG_MAX / 1000000000LL - 1)
+
+struct timespec nw_deadline(const struct __kernel_timespec *ts)
+{
+	long long sec = ts->tv_sec, nsec = ts->tv_nsec;
+	struct timespec d;
+
+	if (sec < 0 || nsec < 0)
+		sec = nsec = 0;
+	clock_gettime(CLOCK_MONOTONIC, &d);
+	if (sec > NW_DEADLINE_MAX_SEC - d.tv_sec - nsec / 1000000000 - 1) {
+		d.tv_sec = NW_DEADLINE_MAX_SEC;
+		d.tv_nsec = 0;
+		return d;
+	}
+	d.tv_sec += sec + nsec / 1000000000;
+	d.tv_nsec += nsec % 1000000000;
+	if (d.tv_nsec >= 1000000000) {
+		d.tv_sec++;
+		d.tv_nsec -= 1000000000;
+	}
+	return d;
+}
 
 /*
  * Read the enter argument, as io_get_ext_arg does before any wait: with
  * EXT_ARG a struct io_uring_getevents_arg (size checked, pointers copied),
  * else the sigset pointer itself. The timeout is made absolute now.
  */
-static int get_ext_arg(unsigned int flags, const void *arg, size_t argsz,
-		       struct wait_args *wa)
+int nw_get_ext_arg(unsigned int flags, const void *arg, size_t argsz,
+		   struct nw_ext_arg *out)
 {
 	struct io_uring_getevents_arg ea;
 	struct __kernel_timespec ts;
 
-	wa->sigp = arg;
-	wa->sigsz = argsz;
-	wa->sig = NULL;
-	wa->has_deadline = false;
+	out->sigp = arg;
+	out->sigsz = argsz;
+	out->has_deadline = false;
 	if (!(flags & IORING_ENTER_EXT_ARG))
 		return 0;
 	if (argsz != sizeof(ea))
 		return -EINVAL;
 	if (nw_copy_from_user(&ea, arg, sizeof(ea)))
 		return -EFAULT;
-	wa->sigp = (const void *)(uintptr_t)ea.sigmask;
-	wa->sigsz = ea.sigmask_sz;
+	out->sigp = (const void *)(uintptr_t)ea.sigmask;
+	out->sigsz = ea.sigmask_sz;
 	if (!ea.ts)
 		return 0;
 	if (nw_copy_from_user(&ts, (void *)(uintptr_t)ea.ts, sizeof(ts)))
 		return -EFAULT;
-	if (ts.tv_sec < 0 || ts.tv_nsec < 0)
-		ts.tv_sec = ts.tv_nsec = 0;
-	clock_gettime(CLOCK_MONOTONIC, &wa->deadline);
-	wa->deadline.tv_sec += ts.tv_sec + ts.tv_nsec / 1000000000;
-	wa->deadline.tv_nsec += ts.tv_nsec % 1000000000;
-	if (wa->deadline.tv_nsec >= 1000000000) {
-		wa->deadline.tv_sec++;
-		wa->deadline.tv_nsec -= 1000000000;
-	}
-	wa->has_deadline = true;
+	out->deadline = nw_deadline(&ts);
+	out->has_deadline = true;
 	return 0;
 }
 
 /* set_user_sigmask: only checked when the thread is about to sleep. */
 static int get_sigmask(struct wait_args *wa)
 {
-	if (!wa->sigp)
+	if (!wa->ea.sigp)
 		return 0;
-	if (wa->sigsz != _NSIG / 8)
+	if (wa->ea.sigsz != _NSIG / 8)
 		return -EINVAL;
-	if (nw_copy_from_user(&wa->sigbuf, wa->sigp, _NSIG / 8))
+	if (nw_copy_from_user(&wa->sigbuf, wa->ea.sigp, _NSIG / 8))
 		return -EFAULT;
 	wa->sig = &wa->sigbuf;
 	return 0;
@@ -147,9 +161,9 @@ static int sleep_once(int fd, const struct wait_args *wa)
 	eventfd_t v;
 	int r;
 
-	if (wa->has_deadline)
-		left = time_left(&wa->deadline);
-	r = ppoll(&pfd, 1, wa->has_deadline ? &left : NULL, wa->sleep_mask);
+	if (wa->ea.has_deadline)
+		left = time_left(&wa->ea.deadline);
+	r = ppoll(&pfd, 1, wa->ea.has_deadline ? &left : NULL, wa->sleep_mask);
 	if (r < 0)
 		return errno == EINTR ? -EINTR : -errno;
 	if (r == 0)
@@ -242,11 +256,11 @@ static int wait_drive(struct nw_ring *ring, unsigned int target,
 			ring->cq_dropped = false;
 			return -EBADR;
 		}
-		if (wa->has_deadline)
-			left = time_left(&wa->deadline);
-		if (wa->has_deadline && !left.tv_sec && !left.tv_nsec)
+		if (wa->ea.has_deadline)
+			left = time_left(&wa->ea.deadline);
+		if (wa->ea.has_deadline && !left.tv_sec && !left.tv_nsec)
 			return -ETIME;
-		ret = nw_poll_run(ring, wa->has_deadline ? &left : NULL,
+		ret = nw_poll_run(ring, wa->ea.has_deadline ? &left : NULL,
 				  wa->sleep_mask, NW_RUN_DRIVER);
 		if (ret < 0)
 			return ret;
@@ -322,9 +336,8 @@ static int spin(struct nw_ring *ring, unsigned int target,
 	long long end = now_ns() + budget_ns, deadline = 0, t;
 	int r;
 
-	if (wa->has_deadline)
-		deadline = wa->deadline.tv_sec * 1000000000LL +
-			   wa->deadline.tv_nsec;
+	if (wa->ea.has_deadline)
+		deadline = nw_ts_ns(&wa->ea.deadline);
 	for (;;) {
 		run_task_work(ring);
 		if (cq_reached(ring, target))
@@ -392,7 +405,8 @@ int nw_wait(struct nw_ring *ring, unsigned int min_complete, unsigned int flags,
 	bool drive;
 	int ret;
 
-	ret = get_ext_arg(flags, arg, argsz, &wa);
+	wa.sig = NULL;
+	ret = nw_get_ext_arg(flags, arg, argsz, &wa.ea);
 	if (ret)
 		return ret;
 	if (min_complete > ring->cq_entries)

@@ -27,7 +27,6 @@
 #include "fs.h"
 
 #define NW_XATTR_NAME_BUF (XATTR_NAME_MAX + 1)
-#define NW_PAGE		  4096U
 
 struct nw_xattr {
 	char *name;    /* in req->async */
@@ -41,31 +40,16 @@ _Static_assert(sizeof(struct nw_xattr) <= NW_REQ_CMD_SIZE, "nw_xattr too big");
 
 /*
  * import_xattr_name: strncpy_from_user of at most XATTR_NAME_MAX + 1
- * bytes, read in chunks that never cross a page (each chunk is readable
- * or a fault). 0, -EFAULT, or -ERANGE for "" and a name with no NUL in
- * the buffer.
+ * bytes (fs.c's fault-safe chunked copy). 0, -EFAULT, or -ERANGE for ""
+ * and a name with no NUL in the buffer.
  */
 static int name_copy(char *dst, uint64_t uaddr)
 {
-	size_t n = 0;
+	int len = nw_getname_max(dst, uaddr, NW_XATTR_NAME_BUF);
 
-	while (n < NW_XATTR_NAME_BUF) {
-		uint64_t at = uaddr + n;
-		size_t chunk = NW_PAGE - (at & (NW_PAGE - 1));
-		const char *nul;
-
-		if (chunk > NW_XATTR_NAME_BUF - n)
-			chunk = NW_XATTR_NAME_BUF - n;
-		if (at < uaddr ||
-		    nw_copy_from_user(dst + n, (const void *)(uintptr_t)at,
-				      chunk))
-			return -EFAULT;
-		nul = memchr(dst + n, 0, chunk);
-		if (nul)
-			return nul == dst ? -ERANGE : 0;
-		n += chunk;
-	}
-	return -ERANGE;
+	if (len == -EFAULT)
+		return len;
+	return len > 0 ? 0 : -ERANGE;
 }
 
 /*
@@ -155,14 +139,6 @@ void nw_xattr_cleanup(struct nw_req *req)
 	free(req->async);
 }
 
-/* Does fd name a file the kernel's fget would return (not O_PATH)? */
-static bool fd_usable(int fd)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	return fl >= 0 && !(fl & O_PATH);
-}
-
 int nw_xattr_issue(struct nw_req *req, unsigned int issue_flags)
 {
 	struct nw_xattr *x = nw_req_cmd(req, struct nw_xattr);
@@ -173,7 +149,7 @@ int nw_xattr_issue(struct nw_req *req, unsigned int issue_flags)
 			     (int)x->flags);
 	else if (x->path)
 		r = getxattr(x->path, x->name, x->value, x->size);
-	else if (!fd_usable(req->fd))
+	else if (!nw_fd_usable(req->fd))
 		return -EBADF; /* the file lookup failed: fails the link */
 	else if (x->set)
 		r = fsetxattr(req->fd, x->name, x->value, x->size,

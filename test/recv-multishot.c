@@ -10,6 +10,8 @@
 #include <netinet/in.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
+#include <poll.h>
 #include <unistd.h>
 #include "helpers.h"
 
@@ -179,6 +181,176 @@ static void test_cancel(void)
 	close(s[1]);
 }
 
+/* Take CQEs until the recv's last one (no F_MORE); returns its res. */
+static int race_collect(struct t_ring *r, int *nbufs, int *nbytes)
+{
+	for (;;) {
+		struct io_uring_cqe cqe;
+
+		T_ASSERT_EQ(t_wait_cqe_timeout(r, &cqe, 2000), 0);
+		T_ASSERT_EQ(cqe.user_data, 1);
+		if (!(cqe.flags & F_MORE))
+			return cqe.res;
+		T_ASSERT_GT(cqe.res, 0);
+		T_ASSERT(cqe.flags & F_BUF);
+		(*nbufs)++;
+		*nbytes += cqe.res;
+	}
+}
+
+/* Read what is left in fd; returns the number of bytes. */
+static int drain(int fd)
+{
+	char sink[4096];
+	ssize_t n;
+	int total = 0;
+
+	while ((n = recv(fd, sink, sizeof(sink), MSG_DONTWAIT)) > 0)
+		total += (int)n;
+	return total;
+}
+
+#define RACE_BUFS   1024
+#define RACE_ROUNDS 200
+#define RACE_CHUNKS 64
+static char race_bufs[RACE_BUFS][BUFLEN];
+
+/*
+ * The other thread of test_cancel_race: each round it writes RACE_CHUNKS
+ * chunks one by one (each an edge, a turn of receives that ends in EAGAIN)
+ * and, after a number of them that varies, SYNC_CANCELs user_data 1.
+ */
+struct racer {
+	struct t_ring *r;
+	int fd;
+	int round; /* the round the test thread has armed */
+	int done;  /* rounds finished here */
+	int res;   /* SYNC_CANCEL's result */
+};
+
+static int race_cancel(struct racer *c, int round)
+{
+	struct io_uring_sync_cancel_reg reg = {.addr = 1,
+					       .timeout = {.tv_sec = 2}};
+	uint64_t t0 = t_now_us();
+
+	while (t_now_us() - t0 < (uint64_t)(round % 5) * 4)
+		;
+	return t_register(c->r->fd, IORING_REGISTER_SYNC_CANCEL, &reg, 1);
+}
+
+static void *racer_main(void *arg)
+{
+	struct racer *c = arg;
+	char chunk[BUFLEN];
+
+	memset(chunk, 'x', sizeof(chunk));
+	for (int round = 0; round < RACE_ROUNDS; round++) {
+		while (__atomic_load_n(&c->round, __ATOMIC_ACQUIRE) <= round)
+			;
+		for (int i = 0; i < RACE_CHUNKS; i++) {
+			if (i == round % RACE_CHUNKS)
+				c->res = race_cancel(c, round);
+			if (write(c->fd, chunk, sizeof(chunk)) != BUFLEN)
+				abort();
+		}
+		__atomic_store_n(&c->done, round + 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+/*
+ * SYNC_CANCEL from another thread, while data flows, of a multishot recv
+ * that keeps receiving on the submit side: the cancel finds it (0), the
+ * recv always ends with -ECANCELED, the buffers it did not use are still
+ * there and no byte is lost.
+ */
+static void test_cancel_race(void)
+{
+	struct racer c = {0};
+	struct io_uring_sqe *sqe;
+	struct t_ring r;
+	pthread_t th;
+	int s[2];
+
+	T_ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, s), 0);
+	T_ASSERT_EQ(t_ring_init(&r, RACE_BUFS / 2, NULL), 0);
+	c.r = &r;
+	c.fd = s[1];
+	T_ASSERT_EQ(pthread_create(&th, NULL, racer_main, &c), 0);
+	for (int round = 0; round < RACE_ROUNDS; round++) {
+		int nbufs = 0, nbytes = 0, rres;
+
+		sqe = sqe_new(&r, IORING_OP_PROVIDE_BUFFERS, RACE_BUFS,
+			      race_bufs, BUFLEN, 99);
+		sqe->buf_group = 4;
+		T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
+		t_expect_cqe(&r, 99, 0);
+		recv_mshot(&r, IORING_OP_RECV, s[0], NULL, 4, 1);
+		T_ASSERT_EQ(t_submit(&r), 1);
+		__atomic_store_n(&c.round, round + 1, __ATOMIC_RELEASE);
+		rres = race_collect(&r, &nbufs, &nbytes);
+		while (__atomic_load_n(&c.done, __ATOMIC_ACQUIRE) <= round)
+			;
+		T_ASSERT_EQ(c.res, 0);
+		T_ASSERT_EQ(rres, -ECANCELED);
+		sqe = sqe_new(&r, IORING_OP_REMOVE_BUFFERS, RACE_BUFS, NULL, 0,
+			      3);
+		sqe->buf_group = 4;
+		T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
+		t_expect_cqe(&r, 3, RACE_BUFS - nbufs);
+		T_ASSERT_EQ(nbytes + drain(s[0]), RACE_CHUNKS * BUFLEN);
+	}
+	T_ASSERT_EQ(pthread_join(th, NULL), 0);
+	t_ring_exit(&r);
+	close(s[0]);
+	close(s[1]);
+}
+
+/*
+ * The child of test_exit_armed: a multishot recv and a multishot poll on a
+ * registered socket, the ring let go of, then data arrives. Exits 0 if
+ * nothing crashed meanwhile.
+ */
+static void exit_armed_child(void)
+{
+	struct io_uring_sqe *sqe;
+	struct t_ring r;
+	int s[2];
+
+	T_ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, s), 0);
+	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
+	T_ASSERT_EQ(t_register(r.fd, IORING_REGISTER_FILES, &s[0], 1), 0);
+	provide(&r, 4, 5, 0);
+	recv_mshot(&r, IORING_OP_RECV, 0, NULL, 5, 1)->flags |=
+		IOSQE_FIXED_FILE;
+	sqe = t_get_sqe(&r);
+	t_prep_poll_add(sqe, 0, POLLIN, IORING_POLL_ADD_MULTI, 2);
+	sqe->flags |= IOSQE_FIXED_FILE;
+	T_ASSERT_EQ(t_submit(&r), 2);
+	t_expect_no_cqe(&r, 20);
+	t_ring_exit(&r);
+	for (int i = 0; i < 3; i++) {
+		T_ASSERT_EQ(write(s[1], "abc", 3), 3);
+		usleep(100000);
+	}
+	_exit(0);
+}
+
+/* Multishot requests armed with a fixed file when the ring goes. */
+static void test_exit_armed(void)
+{
+	pid_t pid = fork();
+	int status;
+
+	T_ASSERT(pid >= 0);
+	if (!pid)
+		exit_armed_child();
+	status = t_waitpid_timeout(pid, 5000);
+	T_ASSERT(status >= 0 && WIFEXITED(status));
+	T_ASSERT_EQ(WEXITSTATUS(status), 0);
+}
+
 /* A buffer ring, refilled from each CQE, across several wraps. */
 static void test_buf_ring(void)
 {
@@ -307,9 +479,11 @@ int main(void)
 {
 	t_require_engine();
 	t_watchdog(60);
+	test_exit_armed(); /* first: it forks, no engine thread yet */
 	test_prep_errors();
 	test_recv_stream();
 	test_cancel();
+	test_cancel_race();
 	test_buf_ring();
 	test_recvmsg_udp();
 	return T_EXIT_PASS;
