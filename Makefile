@@ -87,7 +87,7 @@ $(B)/libnowait.so: $(LIB_OBJS) src/libnowait.map
 # The preload library (LD_PRELOAD): its own interposers plus the engine.
 $(B)/libnowait-preload.so: $(PRELOAD_SRCS:%.c=$(B)/obj/%.o) $(LIB_OBJS)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS) -ldl
+	$(Q)$(CC) -shared -Wl,-z,now $(LDFLAGS) -o $@ $^ $(LDLIBS) -ldl
 
 $(B)/nowait.pc: nowait.pc.in VERSION
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|;s|@LIBDIR@|$(LIBDIR)|;s|@INCDIR@|$(INCDIR)|;s|@VERSION@|$(VERSION)|' $< > $@

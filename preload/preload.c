@@ -211,6 +211,7 @@ struct adapt {
 	uint32_t contention; /* 0..16: weight of burnt CPU, /4 */
 	long nivcsw;	     /* at the last check */
 	uint32_t spins_since_check;
+	uint32_t quiet_calls; /* calls without a budget, for sampling */
 	uint64_t last_load_ns;
 	int inited;
 	/* stats (NOWAIT_PIPE_SPIN_STATS=1) */
@@ -331,6 +332,19 @@ static inline uint64_t budget_ns(void)
 	if (__builtin_expect(!ad.inited, 0))
 		adapt_init();
 	return ad.budget_ns;
+}
+
+/*
+ * Straight through, without even classifying the fd: spinning is off, or
+ * adaptive has no budget while the CPUs are busy (nothing learnt could be
+ * used then; one call in 16 still goes the long way, to keep learning).
+ */
+static inline bool pass_through(void)
+{
+	if (__builtin_expect(spin_mode == SPIN_OFF, 1))
+		return true;
+	return spin_mode == SPIN_ADAPTIVE && ad.inited && !ad.budget_ns &&
+	       (++ad.quiet_calls & 15) && nw_cpu_busy_cached();
 }
 
 /* ---- the spinning call ----------------------------------------------------
@@ -512,7 +526,7 @@ PUBLIC ssize_t read(int fd, void *buf, size_t count)
 		errno = EINVAL; /* no read on an io_uring fd */
 		return -1;
 	}
-	if (__builtin_expect(spin_mode == SPIN_OFF, 1))
+	if (pass_through())
 		return real_read(fd, buf, count);
 	iov.iov_base = buf;
 	iov.iov_len = count;
@@ -524,7 +538,7 @@ PUBLIC ssize_t write(int fd, const void *buf, size_t count)
 	struct iovec iov;
 
 	ENSURE(real_write);
-	if (__builtin_expect(spin_mode == SPIN_OFF, 1))
+	if (pass_through())
 		return real_write(fd, buf, count);
 	iov.iov_base = (void *)buf;
 	iov.iov_len = count;
@@ -552,7 +566,7 @@ PUBLIC ssize_t readv(int fd, const struct iovec *iov, int cnt)
 	int ok;
 
 	ENSURE(real_readv);
-	if (__builtin_expect(spin_mode == SPIN_OFF, 1))
+	if (pass_through())
 		return real_readv(fd, iov, cnt);
 	t = iov_total(iov, cnt, &ok);
 	if (!ok) /* let the kernel report EINVAL/EFAULT */
@@ -566,7 +580,7 @@ PUBLIC ssize_t writev(int fd, const struct iovec *iov, int cnt)
 	int ok;
 
 	ENSURE(real_writev);
-	if (__builtin_expect(spin_mode == SPIN_OFF, 1))
+	if (pass_through())
 		return real_writev(fd, iov, cnt);
 	t = iov_total(iov, cnt, &ok);
 	if (!ok)
@@ -671,6 +685,9 @@ __attribute__((constructor)) static void preload_pipespin_init(void)
 		return;
 	if (!strcmp(s, "adaptive")) {
 		spin_mode = SPIN_ADAPTIVE;
+		/* forked children share one view of the CPUs (pressure.c) */
+		nw_pressure_share();
+		nw_cpu_busy(now_ns());
 	} else {
 		v = strtol(s, &end, 10);
 		if (*end || v <= 0)

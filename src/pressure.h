@@ -11,5 +11,9 @@
 
 /* now_ns: CLOCK_MONOTONIC now, which the caller has at hand. */
 bool nw_cpu_busy(uint64_t now_ns);
+/* Keep the state in a shared page: forked children sample together. */
+void nw_pressure_share(void);
+/* The last verdict, without looking at the clock (may be stale). */
+bool nw_cpu_busy_cached(void);
 
 #endif
