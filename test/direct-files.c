@@ -364,32 +364,6 @@ static void test_tag_in_flight(void)
 	close(p[1]);
 }
 
-/* A listener on 127.0.0.1; *addr gets its address. */
-static int listener(struct sockaddr_in *addr)
-{
-	socklen_t len = sizeof(*addr);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	T_ASSERT_GE(fd, 0);
-	memset(addr, 0, sizeof(*addr));
-	addr->sin_family = AF_INET;
-	addr->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	T_ASSERT_EQ(bind(fd, (struct sockaddr *)addr, sizeof(*addr)), 0);
-	T_ASSERT_EQ(listen(fd, 16), 0);
-	T_ASSERT_EQ(getsockname(fd, (struct sockaddr *)addr, &len), 0);
-	return fd;
-}
-
-static int connect_to(const struct sockaddr_in *addr)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	T_ASSERT_GE(fd, 0);
-	T_ASSERT_EQ(connect(fd, (const struct sockaddr *)addr, sizeof(*addr)),
-		    0);
-	return fd;
-}
-
 /* A SEND on fixed slot idx reaches the peer. */
 static void send_slot(struct t_ring *r, int idx, int peer)
 {
@@ -430,9 +404,9 @@ static void test_net_direct(void)
 	sqe->file_index = 1;
 	run(&r, 3, -EINVAL);
 
-	lfd = listener(&addr);
+	lfd = t_tcp_listener(&addr, 16);
 	/* Single-shot ACCEPT into slot 4, then a SEND through it. */
-	c[0] = connect_to(&addr);
+	c[0] = t_tcp_connect(&addr);
 	sqe_of(&r, IORING_OP_ACCEPT, lfd, 4)->file_index = 5;
 	run(&r, 4, 0);
 	send_slot(&r, 4, c[0]);
@@ -458,7 +432,7 @@ static void test_net_direct(void)
 	T_ASSERT_EQ(t_submit(&r), 1);
 	t_expect_no_cqe(&r, 20);
 	for (int i = 0; i < 5; i++) {
-		c[i] = connect_to(&addr);
+		c[i] = t_tcp_connect(&addr);
 		T_ASSERT_EQ(t_wait_cqe(&r, &cqe), 0);
 		T_ASSERT_EQ(cqe.user_data, 7);
 		T_ASSERT(cqe.flags & IORING_CQE_F_MORE);
@@ -470,7 +444,7 @@ static void test_net_direct(void)
 	T_ASSERT_EQ(got[3], 2);
 	T_ASSERT_EQ(got[4], 3);
 	send_slot(&r, 6, c[1]);
-	c[5] = connect_to(&addr);
+	c[5] = t_tcp_connect(&addr);
 	flags = t_expect_cqe(&r, 7, -ENFILE);
 	T_ASSERT(!(flags & IORING_CQE_F_MORE));
 	t_expect_no_cqe(&r, 20);
@@ -490,9 +464,9 @@ static void test_mshot_cancel(void)
 	int lfd, c[2];
 
 	T_ASSERT_EQ(t_ring_init(&r, 16, NULL), 0);
-	lfd = listener(&addr);
-	c[0] = connect_to(&addr);
-	c[1] = connect_to(&addr);
+	lfd = t_tcp_listener(&addr, 16);
+	c[0] = t_tcp_connect(&addr);
+	c[1] = t_tcp_connect(&addr);
 	sqe = sqe_of(&r, IORING_OP_ACCEPT, lfd, 1);
 	sqe->ioprio = ACCEPT_MSHOT;
 	T_ASSERT_EQ(t_submit(&r), 1);

@@ -522,23 +522,37 @@ int t_run(struct t_ring *r, uint64_t user_data)
 	return cqe.res;
 }
 
+int t_tcp_listener(struct sockaddr_in *addr, int backlog)
+{
+	socklen_t len = sizeof(*addr);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	T_ASSERT_GE(fd, 0);
+	memset(addr, 0, sizeof(*addr));
+	addr->sin_family = AF_INET;
+	addr->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	T_ASSERT_EQ(bind(fd, (struct sockaddr *)addr, sizeof(*addr)), 0);
+	T_ASSERT_EQ(listen(fd, backlog), 0);
+	T_ASSERT_EQ(getsockname(fd, (struct sockaddr *)addr, &len), 0);
+	return fd;
+}
+
+int t_tcp_connect(const struct sockaddr_in *addr)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	T_ASSERT_GE(fd, 0);
+	T_ASSERT_EQ(connect(fd, (const struct sockaddr *)addr, sizeof(*addr)),
+		    0);
+	return fd;
+}
+
 void t_tcp_pair(int s[2])
 {
 	struct sockaddr_in addr;
-	socklen_t len = sizeof(addr);
-	int lfd, one = 1;
+	int lfd = t_tcp_listener(&addr, 1), one = 1;
 
-	lfd = socket(AF_INET, SOCK_STREAM, 0);
-	T_ASSERT_GE(lfd, 0);
-	memset(&addr, 0, sizeof(addr));
-	addr.sin_family = AF_INET;
-	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	T_ASSERT_EQ(bind(lfd, (struct sockaddr *)&addr, sizeof(addr)), 0);
-	T_ASSERT_EQ(listen(lfd, 1), 0);
-	T_ASSERT_EQ(getsockname(lfd, (struct sockaddr *)&addr, &len), 0);
-	s[0] = socket(AF_INET, SOCK_STREAM, 0);
-	T_ASSERT_GE(s[0], 0);
-	T_ASSERT_EQ(connect(s[0], (struct sockaddr *)&addr, sizeof(addr)), 0);
+	s[0] = t_tcp_connect(&addr);
 	s[1] = accept(lfd, NULL, NULL);
 	T_ASSERT_GE(s[1], 0);
 	setsockopt(s[0], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));

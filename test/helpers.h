@@ -127,6 +127,11 @@ void t_expect_no_cqe_at(struct t_ring *r, unsigned int ms, const char *file,
 			int line);
 /* A connected TCP pair over 127.0.0.1: s[0] client, s[1] accepted. */
 void t_tcp_pair(int s[2]);
+/* A TCP listener on 127.0.0.1 (an ephemeral port); *addr gets its address. */
+struct sockaddr_in;
+int t_tcp_listener(struct sockaddr_in *addr, int backlog);
+/* A blocking TCP socket connected to addr. */
+int t_tcp_connect(const struct sockaddr_in *addr);
 /* Monotonic time in microseconds. */
 uint64_t t_now_us(void);
 

@@ -96,31 +96,6 @@ static void expect_seq(struct t_ring *r, const uint64_t *ud, const int *res,
 	}
 }
 
-static int listener(struct sockaddr_in *addr)
-{
-	socklen_t len = sizeof(*addr);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	T_ASSERT_GE(fd, 0);
-	memset(addr, 0, sizeof(*addr));
-	addr->sin_family = AF_INET;
-	addr->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	T_ASSERT_EQ(bind(fd, (struct sockaddr *)addr, sizeof(*addr)), 0);
-	T_ASSERT_EQ(listen(fd, 64), 0);
-	T_ASSERT_EQ(getsockname(fd, (struct sockaddr *)addr, &len), 0);
-	return fd;
-}
-
-static int connect_to(const struct sockaddr_in *addr)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	T_ASSERT_GE(fd, 0);
-	T_ASSERT_EQ(connect(fd, (const struct sockaddr *)addr, sizeof(*addr)),
-		    0);
-	return fd;
-}
-
 /*
  * Operations that empty or replace a tagged slot: the tag first. With
  * async, each goes through a worker (IOSQE_ASYNC).
@@ -180,8 +155,8 @@ static void ops_before(unsigned int setup_flags, bool async)
 	expect_seq(&r, (uint64_t[]){104, 4}, (int[]){0, 0}, 2);
 
 	/* ACCEPT into an occupied slot. */
-	lfd = listener(&addr);
-	c = connect_to(&addr);
+	lfd = t_tcp_listener(&addr, 64);
+	c = t_tcp_connect(&addr);
 	set_slot(&r, 3, pfd[1], 105);
 	sqe = sqe_of(&r, IORING_OP_ACCEPT, lfd, 5);
 	sqe->file_index = 4;
@@ -524,7 +499,7 @@ static void mshot_accept_cancel_order(void)
 	int lfd, c[8];
 
 	T_ASSERT_EQ(t_ring_init(&r, 64, NULL), 0);
-	lfd = listener(&addr);
+	lfd = t_tcp_listener(&addr, 64);
 	for (int round = 0; round < 50; round++) {
 		bool done = false, cancel_seen = false;
 
@@ -532,7 +507,7 @@ static void mshot_accept_cancel_order(void)
 		sqe->ioprio = ACCEPT_MSHOT;
 		T_ASSERT_EQ(t_submit(&r), 1);
 		for (int i = 0; i < 8; i++)
-			c[i] = connect_to(&addr);
+			c[i] = t_tcp_connect(&addr);
 		sqe = sqe_of(&r, IORING_OP_ASYNC_CANCEL, -1, 2);
 		sqe->addr = 1;
 		T_ASSERT_EQ(t_submit(&r), 1);
