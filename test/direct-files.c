@@ -73,32 +73,6 @@ static void read_slot(struct t_ring *r, int idx, const char *text, int want)
 		T_ASSERT_EQ(memcmp(buf, text, (size_t)want), 0);
 }
 
-static int reg_files2(struct t_ring *r, unsigned int nr, const int *fds,
-		      const uint64_t *tags, unsigned int flags)
-{
-	struct io_uring_rsrc_register rr;
-
-	memset(&rr, 0, sizeof(rr));
-	rr.nr = nr;
-	rr.flags = flags;
-	rr.data = (uintptr_t)fds;
-	rr.tags = (uintptr_t)tags;
-	return t_register(r->fd, IORING_REGISTER_FILES2, &rr, sizeof(rr));
-}
-
-static int update2(struct t_ring *r, unsigned int op, unsigned int off,
-		   unsigned int nr, const void *data, const uint64_t *tags)
-{
-	struct io_uring_rsrc_update2 up;
-
-	memset(&up, 0, sizeof(up));
-	up.offset = off;
-	up.nr = nr;
-	up.data = (uintptr_t)data;
-	up.tags = (uintptr_t)tags;
-	return t_register(r->fd, op, &up, sizeof(up));
-}
-
 static int alloc_range(struct t_ring *r, unsigned int off, unsigned int len)
 {
 	struct io_uring_file_index_range range = {.off = off, .len = len};
@@ -134,8 +108,9 @@ static void test_open_direct(void)
 	struct t_ring r;
 
 	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
-	T_ASSERT_EQ(reg_files2(&r, 8, NULL, NULL, IORING_RSRC_REGISTER_SPARSE),
-		    0);
+	T_ASSERT_EQ(
+		t_reg_files2(&r, 8, NULL, NULL, IORING_RSRC_REGISTER_SPARSE),
+		0);
 	prep_open(&r, path_a, O_RDONLY, 1, 1);
 	run(&r, 1, 0);
 	read_slot(&r, 0, "aaaa", 4);
@@ -222,8 +197,9 @@ static void test_files_update_op(void)
 	sqe->addr = (uintptr_t)fds;
 	sqe->len = 1;
 	run(&r, 1, -ENXIO);
-	T_ASSERT_EQ(reg_files2(&r, 4, NULL, NULL, IORING_RSRC_REGISTER_SPARSE),
-		    0);
+	T_ASSERT_EQ(
+		t_reg_files2(&r, 4, NULL, NULL, IORING_RSRC_REGISTER_SPARSE),
+		0);
 	/* Offset 1: slots 1 and 2; -2 skips, -1 empties. */
 	fds[0] = p[0];
 	fds[1] = p[1];
@@ -282,30 +258,35 @@ static void test_tags(void)
 	fds[2] = -1;
 	/* A tag on an empty slot: -EINVAL, and no CQE for the others. */
 	tags[2] = 5;
-	T_ASSERT_EQ(reg_files2(&r, 4, fds, tags, 0), -EINVAL);
+	T_ASSERT_EQ(t_reg_files2(&r, 4, fds, tags, 0), -EINVAL);
 	t_expect_no_cqe(&r, 20);
 	tags[2] = 0;
-	T_ASSERT_EQ(reg_files2(&r, 4, fds, tags, 0), 0);
+	T_ASSERT_EQ(t_reg_files2(&r, 4, fds, tags, 0), 0);
 	/* Replace slot 0 with tag 20: tag 10 comes. */
 	fd = p[1];
 	tag = 20;
-	T_ASSERT_EQ(update2(&r, IORING_REGISTER_FILES_UPDATE2, 0, 1, &fd, &tag),
+	T_ASSERT_EQ(t_rsrc_update2(&r, IORING_REGISTER_FILES_UPDATE2, 0, 1, &fd,
+				   &tag),
 		    1);
 	t_expect_cqe(&r, 10, 0);
 	/* Empty it: tag 20. Empty again: nothing. */
 	fd = -1;
-	T_ASSERT_EQ(update2(&r, IORING_REGISTER_FILES_UPDATE2, 0, 1, &fd, NULL),
+	T_ASSERT_EQ(t_rsrc_update2(&r, IORING_REGISTER_FILES_UPDATE2, 0, 1, &fd,
+				   NULL),
 		    1);
 	t_expect_cqe(&r, 20, 0);
-	T_ASSERT_EQ(update2(&r, IORING_REGISTER_FILES_UPDATE2, 0, 1, &fd, NULL),
+	T_ASSERT_EQ(t_rsrc_update2(&r, IORING_REGISTER_FILES_UPDATE2, 0, 1, &fd,
+				   NULL),
 		    1);
 	t_expect_no_cqe(&r, 20);
 	/* -1 or SKIP with a tag: -EINVAL. */
 	tag = 1;
-	T_ASSERT_EQ(update2(&r, IORING_REGISTER_FILES_UPDATE2, 2, 1, &fd, &tag),
+	T_ASSERT_EQ(t_rsrc_update2(&r, IORING_REGISTER_FILES_UPDATE2, 2, 1, &fd,
+				   &tag),
 		    -EINVAL);
 	fd = IORING_REGISTER_FILES_SKIP;
-	T_ASSERT_EQ(update2(&r, IORING_REGISTER_FILES_UPDATE2, 2, 1, &fd, &tag),
+	T_ASSERT_EQ(t_rsrc_update2(&r, IORING_REGISTER_FILES_UPDATE2, 2, 1, &fd,
+				   &tag),
 		    -EINVAL);
 	/* CLOSE of slot 1: its CQE and tag 11's, in either order. */
 	prep_close_slot(&r, 2, 30);
@@ -344,7 +325,7 @@ static void test_tag_in_flight(void)
 
 	T_ASSERT_EQ(pipe(p), 0);
 	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
-	T_ASSERT_EQ(reg_files2(&r, 1, &p[0], &tag, 0), 0);
+	T_ASSERT_EQ(t_reg_files2(&r, 1, &p[0], &tag, 0), 0);
 	close(p[0]);
 	sqe = sqe_of(&r, IORING_OP_READ, 0, 1);
 	sqe->addr = (uintptr_t)buf;
@@ -353,7 +334,8 @@ static void test_tag_in_flight(void)
 	T_ASSERT_EQ(t_submit(&r), 1);
 	t_expect_no_cqe(&r, 20);
 	fd = -1;
-	T_ASSERT_EQ(update2(&r, IORING_REGISTER_FILES_UPDATE2, 0, 1, &fd, NULL),
+	T_ASSERT_EQ(t_rsrc_update2(&r, IORING_REGISTER_FILES_UPDATE2, 0, 1, &fd,
+				   NULL),
 		    1);
 	t_expect_no_cqe(&r, 30);
 	/* The read still has the pipe: it gets the data. */
@@ -389,8 +371,9 @@ static void test_net_direct(void)
 	struct t_ring r;
 
 	T_ASSERT_EQ(t_ring_init(&r, 16, NULL), 0);
-	T_ASSERT_EQ(reg_files2(&r, 8, NULL, NULL, IORING_RSRC_REGISTER_SPARSE),
-		    0);
+	T_ASSERT_EQ(
+		t_reg_files2(&r, 8, NULL, NULL, IORING_RSRC_REGISTER_SPARSE),
+		0);
 	sqe = sqe_of(&r, IORING_OP_SOCKET, AF_INET, 1);
 	sqe->off = SOCK_STREAM;
 	sqe->file_index = 1;
@@ -529,9 +512,9 @@ static void test_buffers(void)
 	iov[0].iov_base = mem[0];
 	iov[0].iov_len = sizeof(mem[0]);
 	tags[0] = 40;
-	T_ASSERT_EQ(
-		update2(&r, IORING_REGISTER_BUFFERS_UPDATE, 0, 1, iov, tags),
-		1);
+	T_ASSERT_EQ(t_rsrc_update2(&r, IORING_REGISTER_BUFFERS_UPDATE, 0, 1,
+				   iov, tags),
+		    1);
 	T_ASSERT_EQ(write(p[1], "buf", 3), 3);
 	sqe = sqe_of(&r, IORING_OP_READ_FIXED, p[0], 2);
 	sqe->addr = (uintptr_t)mem[0];
@@ -542,13 +525,13 @@ static void test_buffers(void)
 	iov[1].iov_base = NULL;
 	iov[1].iov_len = 0;
 	tags[1] = 41;
-	T_ASSERT_EQ(update2(&r, IORING_REGISTER_BUFFERS_UPDATE, 1, 1, &iov[1],
-			    &tags[1]),
+	T_ASSERT_EQ(t_rsrc_update2(&r, IORING_REGISTER_BUFFERS_UPDATE, 1, 1,
+				   &iov[1], &tags[1]),
 		    -EINVAL);
 	iov[1].iov_base = mem[1];
 	iov[1].iov_len = sizeof(mem[1]);
-	T_ASSERT_EQ(update2(&r, IORING_REGISTER_BUFFERS_UPDATE, 0, 1, &iov[1],
-			    &tags[1]),
+	T_ASSERT_EQ(t_rsrc_update2(&r, IORING_REGISTER_BUFFERS_UPDATE, 0, 1,
+				   &iov[1], &tags[1]),
 		    1);
 	t_expect_cqe(&r, 40, 0);
 	T_ASSERT_EQ(t_register(r.fd, IORING_UNREGISTER_BUFFERS, NULL, 0), 0);
@@ -588,7 +571,8 @@ static void test_register_errors(void)
 	T_ASSERT_EQ(t_register(r.fd, IORING_REGISTER_FILES2, NULL, sizeof(rr)),
 		    -EFAULT);
 	T_ASSERT_EQ(t_register(r.fd, IORING_REGISTER_FILES, NULL, 2), -EFAULT);
-	T_ASSERT_EQ(update2(&r, IORING_REGISTER_FILES_UPDATE2, 0, 1, fds, NULL),
+	T_ASSERT_EQ(t_rsrc_update2(&r, IORING_REGISTER_FILES_UPDATE2, 0, 1, fds,
+				   NULL),
 		    -ENXIO);
 	/* A plain array without fds: all sparse (rr.data 0, no flag). */
 	rr.nr = 4;
@@ -619,7 +603,8 @@ static void test_register_errors(void)
 			       sizeof(up)),
 		    -EINVAL);
 	fds[0] = r.fd;
-	T_ASSERT_EQ(update2(&r, IORING_REGISTER_FILES_UPDATE2, 0, 1, fds, NULL),
+	T_ASSERT_EQ(t_rsrc_update2(&r, IORING_REGISTER_FILES_UPDATE2, 0, 1, fds,
+				   NULL),
 		    -EBADF);
 	/* FILE_ALLOC_RANGE. */
 	T_ASSERT_EQ(t_register(r.fd, IORING_REGISTER_FILE_ALLOC_RANGE, NULL, 0),

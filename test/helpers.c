@@ -559,3 +559,29 @@ void t_tcp_pair(int s[2])
 	setsockopt(s[1], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	close(lfd);
 }
+
+int t_reg_files2(struct t_ring *r, unsigned int nr, const int *fds,
+		 const uint64_t *tags, unsigned int flags)
+{
+	struct io_uring_rsrc_register rr;
+
+	memset(&rr, 0, sizeof(rr));
+	rr.nr = nr;
+	rr.flags = flags;
+	rr.data = (uintptr_t)fds;
+	rr.tags = (uintptr_t)tags;
+	return t_register(r->fd, IORING_REGISTER_FILES2, &rr, sizeof(rr));
+}
+
+int t_rsrc_update2(struct t_ring *r, unsigned int op, unsigned int off,
+		   unsigned int nr, const void *data, const uint64_t *tags)
+{
+	struct io_uring_rsrc_update2 up;
+
+	memset(&up, 0, sizeof(up));
+	up.offset = off;
+	up.nr = nr;
+	up.data = (uintptr_t)data;
+	up.tags = (uintptr_t)tags;
+	return t_register(r->fd, op, &up, sizeof(up));
+}

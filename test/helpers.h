@@ -125,6 +125,13 @@ unsigned int t_expect_cqe_at(struct t_ring *r, uint64_t user_data, int res,
 #define t_expect_no_cqe(r, ms) t_expect_no_cqe_at(r, ms, __FILE__, __LINE__)
 void t_expect_no_cqe_at(struct t_ring *r, unsigned int ms, const char *file,
 			int line);
+/* IORING_REGISTER_FILES2 of nr slots (fds may be NULL with SPARSE). */
+int t_reg_files2(struct t_ring *r, unsigned int nr, const int *fds,
+		 const uint64_t *tags, unsigned int flags);
+/* A register op taking struct io_uring_rsrc_update2 (FILES_UPDATE2...). */
+int t_rsrc_update2(struct t_ring *r, unsigned int op, unsigned int off,
+		   unsigned int nr, const void *data, const uint64_t *tags);
+
 /* A connected TCP pair over 127.0.0.1: s[0] client, s[1] accepted. */
 void t_tcp_pair(int s[2]);
 /* A TCP listener on 127.0.0.1 (an ephemeral port); *addr gets its address. */

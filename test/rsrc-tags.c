@@ -44,39 +44,12 @@ static struct io_uring_sqe *sqe_of(struct t_ring *r, int op, int fd,
 	return sqe;
 }
 
-static int reg_files2(struct t_ring *r, unsigned int nr, const int *fds,
-		      const uint64_t *tags)
-{
-	struct io_uring_rsrc_register rr;
-
-	memset(&rr, 0, sizeof(rr));
-	rr.nr = nr;
-	rr.data = (uintptr_t)fds;
-	rr.tags = (uintptr_t)tags;
-	if (!fds)
-		rr.flags = IORING_RSRC_REGISTER_SPARSE;
-	return t_register(r->fd, IORING_REGISTER_FILES2, &rr, sizeof(rr));
-}
-
-static int update2(struct t_ring *r, unsigned int op, unsigned int off,
-		   unsigned int nr, const void *data, const uint64_t *tags)
-{
-	struct io_uring_rsrc_update2 up;
-
-	memset(&up, 0, sizeof(up));
-	up.offset = off;
-	up.nr = nr;
-	up.data = (uintptr_t)data;
-	up.tags = (uintptr_t)tags;
-	return t_register(r->fd, op, &up, sizeof(up));
-}
-
 /* Put fd into slot (register side) with tag. */
 static void set_slot(struct t_ring *r, unsigned int slot, int fd, uint64_t tag)
 {
-	T_ASSERT_EQ(
-		update2(r, IORING_REGISTER_FILES_UPDATE2, slot, 1, &fd, &tag),
-		1);
+	T_ASSERT_EQ(t_rsrc_update2(r, IORING_REGISTER_FILES_UPDATE2, slot, 1,
+				   &fd, &tag),
+		    1);
 }
 
 /* The next CQEs, in this order: ud[i] with res[i]. */
@@ -111,7 +84,9 @@ static void ops_before(unsigned int setup_flags, bool async)
 
 	T_ASSERT_EQ(pipe(pfd), 0);
 	T_ASSERT_EQ(t_ring_init(&r, 16, &p), 0);
-	T_ASSERT_EQ(reg_files2(&r, 4, NULL, NULL), 0);
+	T_ASSERT_EQ(
+		t_reg_files2(&r, 4, NULL, NULL, IORING_RSRC_REGISTER_SPARSE),
+		0);
 
 	/* CLOSE of slot 0. */
 	set_slot(&r, 0, pfd[0], 100);
@@ -178,7 +153,8 @@ static void ops_before(unsigned int setup_flags, bool async)
 	sqe_of(&r, IORING_OP_NOP, 0, 8);
 	T_ASSERT_EQ(t_submit(&r), 1);
 	fd = -1;
-	T_ASSERT_EQ(update2(&r, IORING_REGISTER_FILES_UPDATE2, 0, 1, &fd, NULL),
+	T_ASSERT_EQ(t_rsrc_update2(&r, IORING_REGISTER_FILES_UPDATE2, 0, 1, &fd,
+				   NULL),
 		    1);
 	T_ASSERT_EQ(t_cq_ready(&r), 2);
 	expect_seq(&r, (uint64_t[]){8, 107}, (int[]){0, 0}, 2);
@@ -202,7 +178,9 @@ static void defer_taskrun_at_submit(void)
 	T_ASSERT_EQ(pipe(pfd), 0);
 	if (t_ring_init(&r, 8, &p) == -EINVAL)
 		return; /* no DEFER_TASKRUN */
-	T_ASSERT_EQ(reg_files2(&r, 1, NULL, NULL), 0);
+	T_ASSERT_EQ(
+		t_reg_files2(&r, 1, NULL, NULL, IORING_RSRC_REGISTER_SPARSE),
+		0);
 	set_slot(&r, 0, pfd[0], 200);
 	sqe = sqe_of(&r, IORING_OP_CLOSE, 0, 1);
 	sqe->file_index = 1;
@@ -230,7 +208,7 @@ static void splice_fixed_ref(void)
 	T_ASSERT_EQ(pipe(in), 0);
 	T_ASSERT_EQ(pipe(out), 0);
 	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
-	T_ASSERT_EQ(reg_files2(&r, 1, &in[0], &tag), 0);
+	T_ASSERT_EQ(t_reg_files2(&r, 1, &in[0], &tag, 0), 0);
 	close(in[0]);
 	sqe = sqe_of(&r, IORING_OP_SPLICE, out[1], 1);
 	sqe->splice_fd_in = 0;
@@ -241,7 +219,8 @@ static void splice_fixed_ref(void)
 	T_ASSERT_EQ(t_submit(&r), 1);
 	t_expect_no_cqe(&r, 30);
 	fd = -1;
-	T_ASSERT_EQ(update2(&r, IORING_REGISTER_FILES_UPDATE2, 0, 1, &fd, NULL),
+	T_ASSERT_EQ(t_rsrc_update2(&r, IORING_REGISTER_FILES_UPDATE2, 0, 1, &fd,
+				   NULL),
 		    1);
 	t_expect_no_cqe(&r, 30);
 	/* Numbers the engine may reuse for another file meanwhile. */
@@ -274,7 +253,7 @@ static void cancel_fixed_fd(void)
 	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
 	fds[0] = p[0];
 	fds[1] = -1;
-	T_ASSERT_EQ(reg_files2(&r, 2, fds, NULL), 0);
+	T_ASSERT_EQ(t_reg_files2(&r, 2, fds, NULL, 0), 0);
 	sqe = sqe_of(&r, IORING_OP_READ, 0, 1);
 	sqe->addr = (uintptr_t)buf;
 	sqe->len = sizeof(buf);
@@ -406,8 +385,8 @@ static void buffer_memory(void)
 			    0);
 		iov[0].iov_base = m;
 		iov[0].iov_len = pg;
-		T_ASSERT_EQ(update2(&r, IORING_REGISTER_BUFFERS_UPDATE, 0, 1,
-				    iov, NULL),
+		T_ASSERT_EQ(t_rsrc_update2(&r, IORING_REGISTER_BUFFERS_UPDATE,
+					   0, 1, iov, NULL),
 			    -EFAULT);
 		t_expect_no_cqe(&r, 10);
 		T_ASSERT_EQ(
