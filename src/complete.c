@@ -24,6 +24,7 @@
 #include "rsrc.h"
 #include "timeout.h"
 #include "drain.h"
+#include "waitq.h"
 
 #define NW_REQ_ALLOC_BATCH 32
 

@@ -27,6 +27,7 @@
 #include "list.h"
 #include "loop.h"
 #include "spin.h"
+#include "util.h"
 
 #define likely(x)	    __builtin_expect(!!(x), 1)
 #define unlikely(x)	    __builtin_expect(!!(x), 0)
@@ -36,7 +37,6 @@
 #define store_release(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 #define container_of(ptr, type, member) \
 	((type *)((char *)(ptr)-offsetof(type, member)))
-#define NW_BUG_ON(c) ((c) ? nw_bug(__FILE__, __LINE__, #c) : (void)0)
 
 /*
  * ThreadSanitizer cannot see that the program's mapping of the rings and
@@ -54,12 +54,6 @@ extern char nw_tsan_ring_tag;
 	do {              \
 	} while (0)
 #endif
-
-void nw_bug(const char *file, int line, const char *cond)
-	__attribute__((noreturn));
-
-/* Turn a libc -1/errno result into -errno, at the syscall boundary. */
-int nw_err(long r);
 
 /* Return values of an opdef's issue(): see opdef.h. */
 enum {
@@ -314,10 +308,6 @@ int nw_req_punt(struct nw_req *req);
 int nw_setup(unsigned int entries, struct io_uring_params *p);
 /* submit.c */
 int nw_submit_sqes(struct nw_ring *ring, unsigned int nr);
-/* The calling thread's id, cached (gettid is a system call). */
-pid_t nw_gettid(void);
-/* Installs the fork handlers (once). */
-void nw_register_atfork(void);
 
 /* complete.c */
 /* Finish a request from any thread: the submit side posts its CQE. */
@@ -369,7 +359,6 @@ static inline void nw_cq_add(struct nw_ring *ring, const struct nw_req *req,
 /* wait.c */
 int nw_wait(struct nw_ring *ring, unsigned int min_complete, unsigned int flags,
 	    const void *arg, size_t argsz);
-void nw_wake_waiters(struct nw_ring *ring);
 /* The GETEVENTS argument (io_get_ext_arg), read by nw_get_ext_arg. */
 struct nw_ext_arg {
 	const void *sigp; /* the sigset (not yet read), NULL: none */
@@ -379,24 +368,9 @@ struct nw_ext_arg {
 };
 int nw_get_ext_arg(unsigned int flags, const void *arg, size_t argsz,
 		   struct nw_ext_arg *ea);
-/*
- * CLOCK_MONOTONIC now plus ts (a negative part counts as zero), saturated
- * as the kernel's timespec64_to_ktime does: it always fits in a long long
- * of nanoseconds (nw_ts_ns).
- */
-struct timespec nw_deadline(const struct __kernel_timespec *ts);
-static inline long long nw_ts_ns(const struct timespec *t)
-{
-	return t->tv_sec * 1000000000LL + t->tv_nsec;
-}
 
 /* register.c */
 int nw_register(struct nw_ring *ring, unsigned int opcode, void *arg,
 		unsigned int nr_args);
-
-/* Read user memory that the kernel would copy_from_user: -EFAULT, not a
- * crash, on a bad pointer. */
-int nw_copy_from_user(void *dst, const void *src, size_t len);
-int nw_copy_to_user(void *dst, const void *src, size_t len);
 
 #endif /* NW_INTERNAL_H */

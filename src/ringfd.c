@@ -7,8 +7,7 @@
  * revalidated with fstat every NW_REVALIDATE calls; every other call (enter
  * without SQEs, register) looks the fd up afresh. A stale entry (the
  * program closed the ring fd and reused the number) can thus only serve a
- * submitting enter, until the next revalidation or nowait_setup. Also: small process-wide helpers (tid cache, fault-safe
- * user copies).
+ * submitting enter, until the next revalidation or nowait_setup.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -52,72 +51,6 @@ bool nw_is_ring_fd(int fd)
 	return nw_ring_lookup(fd, &ring) == 0;
 }
 static __thread unsigned int lookups;
-static __thread pid_t cached_tid;
-static pid_t cached_pid;
-
-void nw_bug(const char *file, int line, const char *cond)
-{
-	fprintf(stderr, "nowait: BUG at %s:%d: %s\n", file, line, cond);
-	abort();
-}
-
-int nw_err(long r)
-{
-	return r < 0 ? -errno : (int)r;
-}
-
-pid_t nw_gettid(void)
-{
-	if (unlikely(!cached_tid))
-		cached_tid = (pid_t)syscall(SYS_gettid);
-	return cached_tid;
-}
-
-static void after_fork_child(void)
-{
-	cached_tid = 0;
-	cached_pid = 0;
-}
-
-static pid_t own_pid(void)
-{
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
-
-	pthread_once(&once, nw_register_atfork);
-	if (unlikely(!READ_ONCE(cached_pid)))
-		WRITE_ONCE(cached_pid, getpid());
-	return READ_ONCE(cached_pid);
-}
-
-void nw_register_atfork(void)
-{
-	pthread_atfork(NULL, NULL, after_fork_child);
-}
-
-/* copy_from_user: a bad pointer gives -EFAULT instead of a crash. */
-int nw_copy_from_user(void *dst, const void *src, size_t len)
-{
-	struct iovec local = {dst, len}, remote = {(void *)src, len};
-
-	if (!src)
-		return -EFAULT;
-	if (process_vm_readv(own_pid(), &local, 1, &remote, 1, 0) !=
-	    (ssize_t)len)
-		return -EFAULT;
-	return 0;
-}
-
-int nw_copy_to_user(void *dst, const void *src, size_t len)
-{
-	struct iovec local = {(void *)src, len}, remote = {dst, len};
-
-	if (!dst)
-		return -EFAULT;
-	if (process_vm_writev(own_pid(), &local, 1, &remote, 1, 0) !=
-	    (ssize_t)len)
-		return -EFAULT;
-	return 0;
-}
 
 /*
  * The reactor and the SQPOLL poller ask whether a ring is still referenced
@@ -134,7 +67,7 @@ static pid_t proc_pid; /* whose /proc/self they are */
 
 static void proc_open(void)
 {
-	pid_t pid = own_pid();
+	pid_t pid = nw_getpid();
 
 	pthread_mutex_lock(&proc_lock);
 	/* After fork the inherited pair names the parent: open the child's. */
@@ -269,7 +202,7 @@ static bool ring_mapped_by_program(struct nw_ring *ring)
 	FILE *f;
 
 	pthread_mutex_lock(&proc_lock);
-	if (proc_maps_fd >= 0 && proc_pid == own_pid())
+	if (proc_maps_fd >= 0 && proc_pid == nw_getpid())
 		r = maps_scan(ring);
 	pthread_mutex_unlock(&proc_lock);
 	if (r >= 0)
@@ -338,7 +271,7 @@ static bool ring_has_fd(struct nw_ring *ring)
 	DIR *d;
 
 	pthread_mutex_lock(&proc_lock);
-	if (proc_fds_fd >= 0 && proc_pid == own_pid())
+	if (proc_fds_fd >= 0 && proc_pid == nw_getpid())
 		r = fds_scan(ring);
 	pthread_mutex_unlock(&proc_lock);
 	if (r >= 0)

@@ -19,47 +19,7 @@
 #include "fdhigh.h"
 #include "poll.h"
 #include "spin.h"
-
-struct nw_waiter {
-	int fd;
-	struct nw_waiter *next, **pprev;
-};
-
-static __thread int thread_wake_fd = -1;
-static __thread struct nw_waiter *thread_waiter; /* this thread's, if any */
-
-/* Called after a CQ tail publish when waiters may be sleeping. */
-void nw_wake_waiters(struct nw_ring *ring)
-{
-	pthread_mutex_lock(&ring->wake_lock);
-	for (struct nw_waiter *w = ring->waiter_list; w; w = w->next)
-		if (w != thread_waiter) /* a waiter that posts is awake */
-			eventfd_write(w->fd, 1);
-	pthread_mutex_unlock(&ring->wake_lock);
-}
-
-static void waiter_add(struct nw_ring *ring, struct nw_waiter *w)
-{
-	pthread_mutex_lock(&ring->wake_lock);
-	w->next = ring->waiter_list;
-	if (w->next)
-		w->next->pprev = &w->next;
-	w->pprev = &ring->waiter_list;
-	ring->waiter_list = w;
-	pthread_mutex_unlock(&ring->wake_lock);
-	/* Announce before re-checking the tail; cq_wake pairs with this. */
-	__atomic_add_fetch(&ring->waiters, 1, __ATOMIC_SEQ_CST);
-}
-
-static void waiter_del(struct nw_ring *ring, struct nw_waiter *w)
-{
-	__atomic_sub_fetch(&ring->waiters, 1, __ATOMIC_SEQ_CST);
-	pthread_mutex_lock(&ring->wake_lock);
-	*w->pprev = w->next;
-	if (w->next)
-		w->next->pprev = w->pprev;
-	pthread_mutex_unlock(&ring->wake_lock);
-}
+#include "waitq.h"
 
 struct wait_args {
 	struct nw_ext_arg ea;
@@ -67,31 +27,6 @@ struct wait_args {
 	const sigset_t *sleep_mask; /* the mask every sleep passes (wait_for) */
 	sigset_t sigbuf;
 };
-
-/* Past any real wait, and still in range as nanoseconds. */
-#define NW_DEADLINE_MAX_SEC (LLONG_MAX / 1000000000LL - 1)
-
-struct timespec nw_deadline(const struct __kernel_timespec *ts)
-{
-	long long sec = ts->tv_sec, nsec = ts->tv_nsec;
-	struct timespec d;
-
-	if (sec < 0 || nsec < 0)
-		sec = nsec = 0;
-	clock_gettime(CLOCK_MONOTONIC, &d);
-	if (sec > NW_DEADLINE_MAX_SEC - d.tv_sec - nsec / 1000000000 - 1) {
-		d.tv_sec = NW_DEADLINE_MAX_SEC;
-		d.tv_nsec = 0;
-		return d;
-	}
-	d.tv_sec += sec + nsec / 1000000000;
-	d.tv_nsec += nsec % 1000000000;
-	if (d.tv_nsec >= 1000000000) {
-		d.tv_sec++;
-		d.tv_nsec -= 1000000000;
-	}
-	return d;
-}
 
 /*
  * Read the enter argument, as io_get_ext_arg does before any wait: with
@@ -170,14 +105,6 @@ static int sleep_once(int fd, const struct wait_args *wa)
 		return -ETIME;
 	eventfd_read(fd, &v);
 	return 0;
-}
-
-static int thread_fd(void)
-{
-	if (thread_wake_fd < 0)
-		thread_wake_fd =
-			nw_fd_hide(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-	return thread_wake_fd;
 }
 
 /*
@@ -427,15 +354,13 @@ int nw_wait(struct nw_ring *ring, unsigned int min_complete, unsigned int flags,
 		nw_poll_drive_begin(ring);
 		w.fd = ring->loop.wake_fd;
 	} else {
-		w.fd = thread_fd();
+		w.fd = nw_waiter_thread_fd();
 		if (w.fd < 0)
 			return -errno;
 	}
-	waiter_add(ring, &w);
-	thread_waiter = &w;
+	nw_waiter_add(ring, &w);
 	ret = wait_for(ring, target, &wa, drive, w.fd);
-	thread_waiter = NULL;
-	waiter_del(ring, &w);
+	nw_waiter_del(ring, &w);
 	if (drive) {
 		nw_poll_drive_end(ring);
 		__atomic_store_n(&ring->driver, 0, __ATOMIC_RELEASE);

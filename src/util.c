@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Small process-wide helpers every floor may use: the BUG check, errno at
+ * the system-call boundary, the cached thread and process ids (reset in a
+ * forked child), fault-safe copies of user memory, and deadlines.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include "internal.h"
+
+static __thread pid_t cached_tid;
+static pid_t cached_pid;
+
+void nw_bug(const char *file, int line, const char *cond)
+{
+	fprintf(stderr, "nowait: BUG at %s:%d: %s\n", file, line, cond);
+	abort();
+}
+
+int nw_err(long r)
+{
+	return r < 0 ? -errno : (int)r;
+}
+
+pid_t nw_gettid(void)
+{
+	if (unlikely(!cached_tid))
+		cached_tid = (pid_t)syscall(SYS_gettid);
+	return cached_tid;
+}
+
+static void after_fork_child(void)
+{
+	cached_tid = 0;
+	cached_pid = 0;
+}
+
+pid_t nw_getpid(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, nw_register_atfork);
+	if (unlikely(!READ_ONCE(cached_pid)))
+		WRITE_ONCE(cached_pid, getpid());
+	return READ_ONCE(cached_pid);
+}
+
+void nw_register_atfork(void)
+{
+	pthread_atfork(NULL, NULL, after_fork_child);
+}
+
+/* copy_from_user: a bad pointer gives -EFAULT instead of a crash. */
+int nw_copy_from_user(void *dst, const void *src, size_t len)
+{
+	struct iovec local = {dst, len}, remote = {(void *)src, len};
+
+	if (!src)
+		return -EFAULT;
+	if (process_vm_readv(nw_getpid(), &local, 1, &remote, 1, 0) !=
+	    (ssize_t)len)
+		return -EFAULT;
+	return 0;
+}
+
+int nw_copy_to_user(void *dst, const void *src, size_t len)
+{
+	struct iovec local = {(void *)src, len}, remote = {dst, len};
+
+	if (!dst)
+		return -EFAULT;
+	if (process_vm_writev(nw_getpid(), &local, 1, &remote, 1, 0) !=
+	    (ssize_t)len)
+		return -EFAULT;
+	return 0;
+}
+
+/* Past any real wait, and still in range as nanoseconds. */
+#define NW_DEADLINE_MAX_SEC (LLONG_MAX / 1000000000LL - 1)
+
+struct timespec nw_deadline(const struct __kernel_timespec *ts)
+{
+	long long sec = ts->tv_sec, nsec = ts->tv_nsec;
+	struct timespec d;
+
+	if (sec < 0 || nsec < 0)
+		sec = nsec = 0;
+	clock_gettime(CLOCK_MONOTONIC, &d);
+	if (sec > NW_DEADLINE_MAX_SEC - d.tv_sec - nsec / 1000000000 - 1) {
+		d.tv_sec = NW_DEADLINE_MAX_SEC;
+		d.tv_nsec = 0;
+		return d;
+	}
+	d.tv_sec += sec + nsec / 1000000000;
+	d.tv_nsec += nsec % 1000000000;
+	if (d.tv_nsec >= 1000000000) {
+		d.tv_sec++;
+		d.tv_nsec -= 1000000000;
+	}
+	return d;
+}
