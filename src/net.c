@@ -440,7 +440,7 @@ static ssize_t sr_call(struct nw_req *req, struct nw_sr *sr, int flags,
 static bool sr_stream(struct nw_req *req, struct nw_sr *sr)
 {
 	if (!sr->sock_type)
-		sr->sock_type = (int8_t)nw_poll_sock_type(req->ring, req->fd);
+		sr->sock_type = (int8_t)nw_fd_sock_type(req->ring, req->fd);
 	if (!sr->sock_type) {
 		int type;
 		socklen_t len = sizeof(type);
@@ -450,8 +450,7 @@ static bool sr_stream(struct nw_req *req, struct nw_sr *sr)
 				? -1
 				: (int8_t)type;
 		if (sr->sock_type > 0)
-			nw_poll_set_sock_type(req->ring, req->fd,
-					      sr->sock_type);
+			nw_fd_set_sock_type(req->ring, req->fd, sr->sock_type);
 	}
 	return sr->sock_type == SOCK_STREAM || sr->sock_type == SOCK_SEQPACKET;
 }

@@ -36,7 +36,7 @@
 #include <linux/openat2.h>
 #include "openclose.h"
 #include "fs.h"
-#include "poll.h"
+#include "fdcache.h"
 #include "rsrc.h"
 
 #ifndef RESOLVE_CACHED
@@ -76,13 +76,13 @@ _Static_assert(sizeof(struct nw_close) <= NW_REQ_CMD_SIZE, "nw_close too big");
 static bool openat2_missing;
 
 /*
- * The engine caches what kind of file an fd number is (rw.c, poll.c); a
+ * The engine caches what kind of file an fd number is (fdcache.c); a
  * number that was closed, or now names a new file, is learnt again.
  */
 static void fd_forget(struct nw_ring *ring, int fd)
 {
-	if (nw_poll_fd_kind(ring, fd) != NW_FD_UNKNOWN)
-		nw_poll_set_fd_kind(ring, fd, NW_FD_UNKNOWN);
+	if (nw_fd_kind(ring, fd) != NW_FD_UNKNOWN)
+		nw_fd_set_kind(ring, fd, NW_FD_UNKNOWN);
 }
 
 /* __io_openat_prep: what OPENAT and OPENAT2 check after the how. */

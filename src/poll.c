@@ -29,6 +29,7 @@
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include "poll.h"
+#include "fdcache.h"
 #include "cancel.h"
 #include "fdhigh.h"
 #include "opdef.h"
@@ -38,24 +39,6 @@
 
 #define NW_POLL_MAX_ARMS 128 /* the kernel's APOLL_MAX_RETRY */
 #define NW_POLL_ALWAYS	 (NW_POLLERR | NW_POLLHUP)
-
-struct nw_pollfd {
-	int fd;
-	bool watched;		/* in the epoll set, as far as we know */
-	unsigned char kind;	/* enum nw_fd_kind, 0 until learnt */
-	signed char sock_type;	/* SO_TYPE of a socket, 0 until learnt */
-	bool in_idle, out_idle; /* known not ready at *_idle_seq */
-	unsigned int in_seq, out_seq;
-	unsigned int in_idle_seq, out_idle_seq;
-	long long verify_due_ns; /* next check that the watch is current */
-	long long verify_ivl_ns; /* doubles up to NW_VERIFY_MAX_NS */
-	struct nw_list parked;
-	struct nw_list
-		busy_node; /* on ring->busy_pfds while parked is not empty */
-	/* The fd is a ring's: watch_fd (a dup of its poll_evfd) is watched. */
-	struct nw_ring *target;
-	int watch_fd;
-};
 
 /*
  * The watch of an fd is checked (EPOLL_CTL_ADD: EEXIST means current) on
@@ -100,41 +83,6 @@ unsigned long nw_stat_reissue(void)
 	return __atomic_load_n(&stat_reissue, __ATOMIC_RELAXED);
 }
 
-/* Called with poll_lock held. */
-static struct nw_pollfd *pollfd_get(struct nw_ring *ring, int fd, bool create)
-{
-	struct nw_pollfd *pfd;
-
-	if (fd < 0)
-		return NULL;
-	if ((unsigned int)fd >= ring->nr_pollfds) {
-		unsigned int nr = ring->nr_pollfds ? ring->nr_pollfds : 64;
-		struct nw_pollfd **tab;
-
-		if (!create)
-			return NULL;
-		while (nr <= (unsigned int)fd)
-			nr *= 2;
-		tab = realloc(ring->pollfds, nr * sizeof(*tab));
-		if (!tab)
-			return NULL;
-		memset(tab + ring->nr_pollfds, 0,
-		       (nr - ring->nr_pollfds) * sizeof(*tab));
-		ring->pollfds = tab;
-		ring->nr_pollfds = nr;
-	}
-	pfd = ring->pollfds[fd];
-	if (!pfd && create) {
-		pfd = calloc(1, sizeof(*pfd));
-		if (!pfd)
-			return NULL;
-		pfd->fd = fd;
-		nw_list_init(&pfd->parked);
-		ring->pollfds[fd] = pfd;
-	}
-	return pfd;
-}
-
 static unsigned int *edge_seq(struct nw_pollfd *pfd, unsigned int mask)
 {
 	return (mask & NW_POLLIN) ? &pfd->in_seq : &pfd->out_seq;
@@ -153,7 +101,7 @@ bool nw_poll_prepare_fd(struct nw_req *req, int fd, unsigned int mask,
 	bool skip = false;
 
 	pthread_mutex_lock(&ring->poll_lock);
-	pfd = pollfd_get(ring, fd, false);
+	pfd = nw_fdcache_get(ring, fd, false);
 	req->poll_seq = pfd ? *edge_seq(pfd, mask) : 0;
 	*kind = pfd ? pfd->kind : NW_FD_UNKNOWN;
 	if (pfd) {
@@ -179,60 +127,11 @@ void nw_poll_drained(struct nw_req *req)
 	struct nw_pollfd *pfd;
 
 	pthread_mutex_lock(&ring->poll_lock);
-	pfd = pollfd_get(ring, req->fd, false);
+	pfd = nw_fdcache_get(ring, req->fd, false);
 	if (pfd && pfd->watched && pfd->in_seq == req->poll_seq) {
 		pfd->in_idle = true;
 		pfd->in_idle_seq = pfd->in_seq;
 	}
-	pthread_mutex_unlock(&ring->poll_lock);
-}
-
-int nw_poll_fd_kind(struct nw_ring *ring, int fd)
-{
-	struct nw_pollfd *pfd;
-	int kind;
-
-	pthread_mutex_lock(&ring->poll_lock);
-	pfd = pollfd_get(ring, fd, false);
-	kind = pfd ? pfd->kind : NW_FD_UNKNOWN;
-	pthread_mutex_unlock(&ring->poll_lock);
-	return kind;
-}
-
-void nw_poll_set_fd_kind(struct nw_ring *ring, int fd, int kind)
-{
-	struct nw_pollfd *pfd;
-
-	pthread_mutex_lock(&ring->poll_lock);
-	pfd = pollfd_get(ring, fd, true);
-	if (pfd) {
-		pfd->kind = (unsigned char)kind;
-		if (kind == NW_FD_UNKNOWN)
-			pfd->sock_type = 0;
-	}
-	pthread_mutex_unlock(&ring->poll_lock);
-}
-
-int nw_poll_sock_type(struct nw_ring *ring, int fd)
-{
-	struct nw_pollfd *pfd;
-	int type;
-
-	pthread_mutex_lock(&ring->poll_lock);
-	pfd = pollfd_get(ring, fd, false);
-	type = pfd ? pfd->sock_type : 0;
-	pthread_mutex_unlock(&ring->poll_lock);
-	return type;
-}
-
-void nw_poll_set_sock_type(struct nw_ring *ring, int fd, int type)
-{
-	struct nw_pollfd *pfd;
-
-	pthread_mutex_lock(&ring->poll_lock);
-	pfd = pollfd_get(ring, fd, true);
-	if (pfd)
-		pfd->sock_type = (signed char)type;
 	pthread_mutex_unlock(&ring->poll_lock);
 }
 
@@ -275,16 +174,6 @@ bool nw_poll_active(struct nw_ring *ring)
 
 static void reactor_ensure(struct nw_ring *ring);
 
-/* A watched fd that epoll says is new: its number was reused. */
-static void pollfd_reset(struct nw_pollfd *pfd)
-{
-	pfd->kind = NW_FD_UNKNOWN;
-	pfd->sock_type = 0;
-	pfd->in_idle = pfd->out_idle = false;
-	pfd->in_seq++;
-	pfd->out_seq++;
-}
-
 /* Watch pfd's fd on first use; later watches are checked by the reactor. */
 static void ring_pfd_unwatch(struct nw_ring *ring, struct nw_pollfd *pfd);
 static void ring_pfd_verify(struct nw_ring *ring, struct nw_pollfd *pfd,
@@ -303,7 +192,7 @@ static int pollfd_watch(struct nw_ring *ring, struct nw_pollfd *pfd)
 	if (r < 0)
 		return r;
 	if (r == 0 && pfd->watched)
-		pollfd_reset(pfd);
+		nw_fdcache_reset(pfd);
 	pfd->watched = true;
 	return 0;
 }
@@ -371,7 +260,7 @@ int nw_poll_arm_fd(struct nw_req *req, int fd, unsigned int mask)
 	pthread_mutex_lock(&ring->poll_lock);
 	if (loop_ensure(ring))
 		goto aborted;
-	pfd = pollfd_get(ring, fd, true);
+	pfd = nw_fdcache_get(ring, fd, true);
 	if (!pfd)
 		goto aborted;
 	if (pollfd_watch(ring, pfd)) {
@@ -584,7 +473,7 @@ static void verify_watches(struct nw_ring *ring, struct nw_list *ready,
 		r = nw_loop_add(&ring->loop, pfd->fd, pfd);
 		if (r == 1)
 			continue; /* still the file we watch */
-		pollfd_reset(pfd);
+		nw_fdcache_reset(pfd);
 		nw_list_for_each_safe(pos, tmp, &pfd->parked) {
 			struct nw_req *req =
 				nw_list_entry(pos, struct nw_req, poll_node);
@@ -1027,7 +916,7 @@ static void ring_pfd_unwatch(struct nw_ring *ring, struct nw_pollfd *pfd)
 	close(pfd->watch_fd);
 	pfd->target = NULL;
 	pfd->watched = false;
-	pollfd_reset(pfd);
+	nw_fdcache_reset(pfd);
 }
 
 /* Watch ring t's poll eventfd for pfd (whose fd names t). Under poll_lock. */
@@ -1053,7 +942,7 @@ static int ring_pfd_watch(struct nw_ring *ring, struct nw_pollfd *pfd,
 	pfd->watch_fd = fd;
 	pfd->target = t;
 	pfd->watched = false;
-	pollfd_reset(pfd);
+	nw_fdcache_reset(pfd);
 	return 0;
 }
 
@@ -1109,7 +998,7 @@ static int ring_poll_issue(struct nw_req *req, struct nw_ring *t)
 			mshot_post(req, ready);
 		pthread_mutex_lock(&ring->poll_lock);
 		pfd = loop_ensure(ring) ? NULL
-					: pollfd_get(ring, req->fd, true);
+					: nw_fdcache_get(ring, req->fd, true);
 		if (!pfd || ring_pfd_watch(ring, pfd, t)) {
 			pthread_mutex_unlock(&ring->poll_lock);
 			ret = -ENOMEM;
@@ -1165,7 +1054,7 @@ int nw_poll_add_issue(struct nw_req *req, unsigned int issue_flags)
 		pthread_mutex_lock(&ring->poll_lock);
 		if (loop_ensure(ring))
 			goto err_unlock;
-		pfd = pollfd_get(ring, req->fd, true);
+		pfd = nw_fdcache_get(ring, req->fd, true);
 		if (!pfd || pollfd_watch(ring, pfd))
 			goto err_unlock;
 		if (pfd->in_seq == seq0 || ready) {
@@ -1197,7 +1086,7 @@ int nw_poll_arm_mshot(struct nw_req *req, unsigned int mask)
 	pthread_mutex_lock(&ring->poll_lock);
 	if (loop_ensure(ring))
 		goto out;
-	pfd = pollfd_get(ring, req->fd, true);
+	pfd = nw_fdcache_get(ring, req->fd, true);
 	if (!pfd)
 		goto out;
 	ret = pollfd_watch(ring, pfd);

@@ -7,6 +7,7 @@
 #define NW_POLL_H
 
 #include "internal.h"
+#include "fdcache.h"
 
 /* Results of nw_poll_arm, the kernel's io_arm_poll_handler. */
 enum {
@@ -30,18 +31,6 @@ bool nw_poll_prepare_fd(struct nw_req *req, int fd, unsigned int mask,
  */
 void nw_poll_drained(struct nw_req *req);
 
-/* What the engine has learnt of an fd (cached per ring and fd number). */
-enum nw_fd_kind {
-	NW_FD_UNKNOWN,
-	NW_FD_FILE, /* regular file or block device: offsets, short continues */
-	NW_FD_STREAM, /* pipe, FIFO (FMODE_STREAM): the offset is ignored */
-	NW_FD_SOCKET, /* socket, tty...: no offsets, 0 and -1 allowed */
-};
-int nw_poll_fd_kind(struct nw_ring *ring, int fd);
-void nw_poll_set_fd_kind(struct nw_ring *ring, int fd, int kind);
-/* A socket's SO_TYPE, cached alike (0: not learnt; forgotten with kind). */
-int nw_poll_sock_type(struct nw_ring *ring, int fd);
-void nw_poll_set_sock_type(struct nw_ring *ring, int fd, int type);
 /* A waiter takes over harvesting from the reactor thread, and gives back. */
 void nw_poll_drive_begin(struct nw_ring *ring);
 void nw_poll_drive_end(struct nw_ring *ring);

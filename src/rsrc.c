@@ -42,7 +42,7 @@
 #include "rsrc.h"
 #include "fdhigh.h"
 #include "pin.h"
-#include "poll.h"
+#include "fdcache.h"
 
 #define NW_MAX_FIXED_FILES (1U << 20)
 #define NW_MAX_REG_BUFFERS (1U << 14)
@@ -112,11 +112,11 @@ static void post_tag(struct nw_ring *ring, uint64_t tag, bool submit_side)
 	nw_cq_add(ring, &aux, 0);
 }
 
-/* The engine forgets what it learnt about the fd number (rw.c, poll.c). */
+/* The engine forgets what it learnt about the fd number (fdcache.c). */
 static void fd_forget(struct nw_ring *ring, int fd)
 {
-	if (nw_poll_fd_kind(ring, fd) != NW_FD_UNKNOWN)
-		nw_poll_set_fd_kind(ring, fd, NW_FD_UNKNOWN);
+	if (nw_fd_kind(ring, fd) != NW_FD_UNKNOWN)
+		nw_fd_set_kind(ring, fd, NW_FD_UNKNOWN);
 }
 
 /* Keep a closed node's tag for req's completion, in the order closed. */

@@ -185,7 +185,7 @@ static int fd_kind_learn(struct nw_req *req)
 		kind = NW_FD_STREAM;
 	else
 		kind = NW_FD_SOCKET;
-	nw_poll_set_fd_kind(req->ring, req->fd, kind);
+	nw_fd_set_kind(req->ring, req->fd, kind);
 	return kind;
 }
 
@@ -306,7 +306,7 @@ static int rw_nonblock(struct nw_req *req, struct nw_rw *rw)
 
 static int rw_blocking(struct nw_req *req, struct nw_rw *rw)
 {
-	int kind = nw_poll_fd_kind(req->ring, req->fd);
+	int kind = nw_fd_kind(req->ring, req->fd);
 	ssize_t n;
 
 	if ((int64_t)rw->off < -1)

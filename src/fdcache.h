@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the engine keeps per fd number of a ring (fdcache.c): the fd's kind
+ * and socket type as learnt, and the readiness state poll.c parks requests
+ * on. All of it is under ring->poll_lock.
+ */
+#ifndef NW_FDCACHE_H
+#define NW_FDCACHE_H
+
+#include "internal.h"
+
+/* What the engine has learnt of an fd (cached per ring and fd number). */
+enum nw_fd_kind {
+	NW_FD_UNKNOWN,
+	NW_FD_FILE, /* regular file or block device: offsets, short continues */
+	NW_FD_STREAM, /* pipe, FIFO (FMODE_STREAM): the offset is ignored */
+	NW_FD_SOCKET, /* socket, tty...: no offsets, 0 and -1 allowed */
+};
+
+struct nw_pollfd {
+	int fd;
+	bool watched;		/* in the epoll set, as far as we know */
+	unsigned char kind;	/* enum nw_fd_kind, 0 until learnt */
+	signed char sock_type;	/* SO_TYPE of a socket, 0 until learnt */
+	bool in_idle, out_idle; /* known not ready at *_idle_seq */
+	unsigned int in_seq, out_seq;
+	unsigned int in_idle_seq, out_idle_seq;
+	long long verify_due_ns; /* next check that the watch is current */
+	long long verify_ivl_ns; /* doubles up to NW_VERIFY_MAX_NS */
+	struct nw_list parked;
+	struct nw_list
+		busy_node; /* on ring->busy_pfds while parked is not empty */
+	/* The fd is a ring's: watch_fd (a dup of its poll_evfd) is watched. */
+	struct nw_ring *target;
+	int watch_fd;
+};
+
+/* The state of fd, made on first use when create. Under poll_lock. */
+struct nw_pollfd *nw_fdcache_get(struct nw_ring *ring, int fd, bool create);
+/* The fd number now names another file: forget what was learnt of it. */
+void nw_fdcache_reset(struct nw_pollfd *pfd);
+
+/* The fd's kind and a socket's SO_TYPE (0: not learnt), taking poll_lock. */
+int nw_fd_kind(struct nw_ring *ring, int fd);
+void nw_fd_set_kind(struct nw_ring *ring, int fd, int kind);
+int nw_fd_sock_type(struct nw_ring *ring, int fd);
+void nw_fd_set_sock_type(struct nw_ring *ring, int fd, int type);
+
+#endif
