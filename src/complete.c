@@ -391,13 +391,12 @@ struct nw_req *nw_req_complete_inline(struct nw_req *req)
 }
 
 /*
- * Hand a request finished off the submit side (by a worker or the reactor)
- * to the submit side, which posts its CQE and carries on with its chain,
- * like the kernel's task_work. Lockless (DEFER_TASKRUN) rings complete it
- * only inside enter; other rings complete it now if the submit side is
- * free, else its holder does before letting go.
+ * Queue a request for the submit side, which runs its tw_func, like the
+ * kernel's task_work. Lockless (DEFER_TASKRUN) rings run it only inside
+ * enter; other rings run it now if the submit side is free, else its
+ * holder does before letting go.
  */
-void nw_req_complete_async(struct nw_req *req)
+void nw_req_task_queue(struct nw_req *req)
 {
 	struct nw_ring *ring = req->ring;
 	struct nw_req *old = __atomic_load_n(&ring->tw_head, __ATOMIC_RELAXED);
@@ -427,6 +426,48 @@ void nw_req_complete_async(struct nw_req *req)
 	ring_wake(ring);
 }
 
+/* The task work of a finished request: its CQE, then its chain goes on. */
+static void complete_tw(struct nw_req *req, bool submit_side)
+{
+	if (req->flags & NW_REQ_F_WORKER)
+		req->ring->batch_async = true;
+	nw_req_finish(req, submit_side);
+}
+
+/*
+ * Post an extra CQE (a tag, a MSG_RING message) to ring from any thread,
+ * through a request of its own that joins the ring's cache afterwards.
+ */
+void nw_post_aux_async(struct nw_ring *ring, uint64_t user_data, int res,
+		       uint32_t cflags)
+{
+	struct nw_req *req = calloc(1, sizeof(*req));
+
+	/*
+	 * The request joins the ring's request cache once its CQE is out.
+	 * Without memory the CQE is lost, as the kernel's aux CQE is when
+	 * it cannot allocate an overflow entry.
+	 */
+	if (!req)
+		return;
+	req->ring = ring;
+	req->opcode = IORING_OP_NOP;
+	req->user_data = user_data;
+	req->res = res;
+	req->cflags = cflags;
+	nw_req_complete_async(req);
+}
+
+/*
+ * Hand a request finished off the submit side (by a worker, the reactor,
+ * a canceller) to the submit side, which posts its CQE.
+ */
+void nw_req_complete_async(struct nw_req *req)
+{
+	req->tw_func = complete_tw;
+	nw_req_task_queue(req);
+}
+
 void nw_run_tw(struct nw_ring *ring)
 {
 	struct nw_req *list, *fifo = NULL, *next;
@@ -445,22 +486,8 @@ void nw_run_tw(struct nw_ring *ring)
 		fifo = list;
 	}
 	for (; fifo; fifo = next) {
-		struct nw_req *link;
-
 		next = fifo->tw_next;
-		if ((fifo->flags & NW_REQ_F_TW_QUEUED) && nw_poll_tw(fifo))
-			continue; /* a multishot event; still armed */
-		if (fifo->flags & NW_REQ_F_TW_FIRE) {
-			nw_poll_fire_tw(fifo); /* DEFER_TASKRUN readiness */
-			continue;
-		}
-		if ((fifo->flags & NW_REQ_F_TMO_TW) && nw_timeout_tw(fifo))
-			continue; /* a multishot timeout, armed again */
-		if (fifo->flags & NW_REQ_F_WORKER)
-			ring->batch_async = true;
-		link = nw_req_complete_inline(fifo);
-		if (link)
-			nw_issue_chain(link);
+		fifo->tw_func(fifo, true);
 	}
 }
 
@@ -489,5 +516,5 @@ void nw_req_finish(struct nw_req *req, bool submit_side)
 	}
 	next = nw_req_complete_inline(req);
 	if (next)
-		nw_issue_chain(next);
+		next->tw_func(next, true); /* submit.c's issue of the chain */
 }

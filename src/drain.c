@@ -71,7 +71,7 @@ static bool drain_release(struct nw_ring *ring)
 		ring->nr_drained -= chain_len(req);
 		first = false;
 		moved = true;
-		nw_issue_chain(req);
+		req->tw_func(req, true); /* submit.c issues the chain */
 	}
 	ring->in_drain = false;
 	return moved;

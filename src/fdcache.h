@@ -18,6 +18,7 @@ enum nw_fd_kind {
 };
 
 struct nw_pollfd {
+	struct nw_io io; /* its watch in the ring's loop (poll.c) */
 	int fd;
 	bool watched;		/* in the epoll set, as far as we know */
 	unsigned char kind;	/* enum nw_fd_kind, 0 until learnt */

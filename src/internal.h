@@ -82,14 +82,10 @@ enum {
 	(1U << 11) /* a timeout on the ring's timer (timeout.c) */
 #define NW_REQ_F_LTIMEOUT   (1U << 12) /* a LINK_TIMEOUT */
 #define NW_REQ_F_FIXED_DONE (1U << 13) /* fd is the fixed slot's: file_node */
-/* Readiness fired on a DEFER_TASKRUN ring: reissue it on the submit side. */
-#define NW_REQ_F_TW_FIRE    (1U << 20)
 /* In a worker in place of a poll the kernel would arm (blocking connect). */
 #define NW_REQ_F_WQ_POLL    (1U << 21)
 /* Counted in ring->nr_reqs (a submitted request; drain.c's gate). */
 #define NW_REQ_F_COUNTED    (1U << 26)
-/* A multishot timeout's expiry, queued as task work (timeout.c). */
-#define NW_REQ_F_TMO_TW	    (1U << 27)
 
 /*
  * One CQE as the engine carries it before it reaches the ring; big[] is
@@ -111,6 +107,7 @@ struct nw_ovf {
 #define NW_REQ_CMD_SIZE 64
 
 struct nw_ring;
+struct nw_req;
 struct nw_rsrc;
 struct nw_rsrc_node;
 struct nw_waiter;
@@ -119,6 +116,26 @@ struct nw_kbuf;
 struct nw_kbuf_ctx;
 struct nw_pollfd;
 struct iovec;
+
+/*
+ * What continues a request that the reactor found ready or that was
+ * queued as task work for the submit side: set by whoever parked or
+ * queued it, as the kernel's io_task_work.func is. submit.c's reissue and
+ * next-link issue, poll.c's POLL_ADD check and multishot turn, timeout.c's
+ * expiry, complete.c's completion. submit_side: the caller holds the
+ * submit side (it may post CQEs); the task-work runner always does.
+ */
+typedef void (*nw_tw_func)(struct nw_req *req, bool submit_side);
+
+/* What one harvest of a ring's loop collects (reactor.c runs it). */
+#define NW_HARVEST_MSHOT 64
+struct nw_harvest {
+	struct nw_ring *ring;
+	int mode;	      /* enum nw_run_mode (reactor.h) */
+	struct nw_list ready; /* requests to continue, on poll_node */
+	int nr_mshot;
+	struct nw_req *mshot[NW_HARVEST_MSHOT]; /* multishot events to queue */
+};
 
 /* One request. Lives on the ring's free list between uses. */
 struct nw_req {
@@ -133,6 +150,7 @@ struct nw_req {
 	uint32_t cflags;
 	uint64_t big[2];	/* CQE32 extra words */
 	struct nw_req *tw_next; /* on ring->tw_head, completed elsewhere */
+	nw_tw_func tw_func;	/* what runs it there, or when it is ready */
 	struct nw_work work;	/* on the worker pool */
 	void *async; /* op data too big for cmd; freed by the op's cleanup */
 	/* Readiness (poll.c), under ring->poll_lock while parked. */
@@ -235,7 +253,6 @@ struct nw_ring {
 	/* Readiness (poll.c). Lock order: submit_lock before poll_lock. */
 	pthread_mutex_t poll_lock;
 	struct nw_loop loop;
-	bool loop_ready;
 	struct nw_pollfd **pollfds; /* by fd number */
 	unsigned int nr_pollfds;
 	struct nw_list busy_pfds; /* pollfds with parked requests */
@@ -265,7 +282,8 @@ struct nw_ring {
 	struct nw_kbuf_ctx *kbuf;
 
 	/* Timeouts (timeout.c), under poll_lock. */
-	int tmo_fd;		  /* timerfd in the epoll set */
+	int tmo_fd; /* timerfd in the epoll set, watched by tmo_io */
+	struct nw_io tmo_io;
 	struct nw_req **tmo_heap; /* min-heap by deadline */
 	unsigned int tmo_nr, tmo_cap;
 	struct nw_list tmo_count; /* count-based ones (poll_node) */
@@ -298,21 +316,24 @@ bool nw_ring_referenced(struct nw_ring *ring);
 /* The same through the per-fd cache, for the submit hot path. */
 int nw_ring_lookup_cached(int fd, struct nw_ring **ringp);
 void nw_ring_add(struct nw_ring *ring, int fd);
-/* submit.c: issue a request and its chain (submit side). */
-void nw_issue_chain(struct nw_req *req);
-/* Issue nonblocking, parking or punting: NW_COMPLETE or NW_QUEUED. */
-int nw_req_issue(struct nw_req *req);
-/* Send a request to the worker pool: 0 or -EAGAIN. */
-int nw_req_punt(struct nw_req *req);
 /* setup.c */
 int nw_setup(unsigned int entries, struct io_uring_params *p);
-/* submit.c */
-int nw_submit_sqes(struct nw_ring *ring, unsigned int nr);
 
 /* complete.c */
 /* Finish a request from any thread: the submit side posts its CQE. */
 void nw_req_complete_async(struct nw_req *req);
-/* Finish a waiting request: inline on the submit side, else task work. */
+/* Queue req for the submit side, to run req->tw_func there (any thread). */
+void nw_req_task_queue(struct nw_req *req);
+/*
+ * Post an extra CQE from any thread, through task work: tags with no
+ * request to go before, MSG_RING's CQE on another ring.
+ */
+void nw_post_aux_async(struct nw_ring *ring, uint64_t user_data, int res,
+		       uint32_t cflags);
+/*
+ * Finish a waiting request: inline on the submit side (the next request of
+ * its chain goes on through its tw_func), else as task work.
+ */
 void nw_req_finish(struct nw_req *req, bool submit_side);
 /* Complete what other threads finished. Called on the submit side. */
 void nw_run_tw(struct nw_ring *ring);

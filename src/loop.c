@@ -20,7 +20,7 @@ _Static_assert(NW_POLLIN == EPOLLIN && NW_POLLOUT == EPOLLOUT &&
 		       NW_POLLPRI == EPOLLPRI && NW_POLLRDHUP == EPOLLRDHUP,
 	       "NW_POLL* are the epoll bits");
 
-int nw_loop_init(struct nw_loop *loop)
+static int loop_init(struct nw_loop *loop)
 {
 	struct epoll_event ev = {.events = EPOLLIN | EPOLLET};
 
@@ -39,6 +39,18 @@ err:
 	return -errno;
 }
 
+int nw_loop_ensure(struct nw_loop *loop)
+{
+	int ret;
+
+	if (loop->ready)
+		return 0;
+	ret = loop_init(loop);
+	if (!ret)
+		__atomic_store_n(&loop->ready, true, __ATOMIC_RELEASE);
+	return ret;
+}
+
 void nw_loop_free(struct nw_loop *loop)
 {
 	if (loop->wake_fd >= 0)
@@ -48,11 +60,11 @@ void nw_loop_free(struct nw_loop *loop)
 	loop->wake_fd = loop->epfd = -1;
 }
 
-int nw_loop_add(struct nw_loop *loop, int fd, void *data)
+int nw_loop_add(struct nw_loop *loop, int fd, struct nw_io *io)
 {
 	struct epoll_event ev = {
 		.events = EPOLLIN | EPOLLOUT | EPOLLPRI | EPOLLRDHUP | EPOLLET,
-		.data.ptr = data,
+		.data.ptr = io,
 	};
 
 	if (epoll_ctl(loop->epfd, EPOLL_CTL_ADD, fd, &ev) == 0)
@@ -81,7 +93,7 @@ int nw_loop_wait(struct nw_loop *loop, struct nw_loop_event *out, int max,
 	if (n < 0)
 		return -errno;
 	for (i = 0; i < n; i++) {
-		out[i].data = ev[i].data.ptr;
+		out[i].io = ev[i].data.ptr;
 		out[i].events = ev[i].events;
 		if (!ev[i].data.ptr) {
 			uint64_t v;

@@ -3,11 +3,16 @@
  * The readiness backend (loop.c): one epoll instance per ring plus an
  * eventfd that wakes whoever sleeps in it. The only file that calls
  * epoll_*. The rest of the engine talks in NW_POLL* masks.
+ *
+ * What the loop watches are event sources (struct nw_io), each with the
+ * callback the reactor calls for its events, as libuv's uv__io_poll calls
+ * w->cb on a uv__io_t: poll.c's per-fd watches, timeout.c's timerfd.
  */
 #ifndef NW_LOOP_H
 #define NW_LOOP_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <time.h>
 
 #define NW_POLLIN    0x001U
@@ -17,31 +22,48 @@
 #define NW_POLLHUP   0x010U
 #define NW_POLLRDHUP 0x2000U
 
+/* What one harvest collects: defined by its runner (reactor.c). */
+struct nw_harvest;
+
+struct nw_io {
+	/* Called by the harvester, under the ring's poll_lock. */
+	void (*cb)(struct nw_io *io, unsigned int events, struct nw_harvest *h);
+};
+
 struct nw_loop {
 	int epfd;
-	int wake_fd; /* eventfd in the epoll set, data NULL */
+	int wake_fd; /* eventfd in the epoll set, io NULL */
+	bool ready;  /* made: epfd and wake_fd are valid (acquire) */
 };
 
 struct nw_loop_event {
-	void *data;	     /* NULL for the wake eventfd */
+	struct nw_io *io;    /* NULL for the wake eventfd */
 	unsigned int events; /* NW_POLL* (the epoll bits) */
 };
 
-/* Create the epoll instance and its wake eventfd: 0 or -errno. */
-int nw_loop_init(struct nw_loop *loop);
+/*
+ * Create the epoll instance and its wake eventfd on first use (the caller
+ * serialises, under the ring's poll_lock): 0 or -errno.
+ */
+int nw_loop_ensure(struct nw_loop *loop);
+/* Whether the loop was made (any thread). */
+static inline bool nw_loop_ready(struct nw_loop *loop)
+{
+	return __atomic_load_n(&loop->ready, __ATOMIC_ACQUIRE);
+}
 void nw_loop_free(struct nw_loop *loop);
 /*
- * Watch fd edge-triggered for in, out, pri and hang-ups, with data.
+ * Watch fd edge-triggered for in, out, pri and hang-ups, for io.
  * Returns 0 when newly added, 1 when (fd, file) was already watched,
  * -EPERM for files epoll cannot watch (regular files), or -errno.
  */
-int nw_loop_add(struct nw_loop *loop, int fd, void *data);
+int nw_loop_add(struct nw_loop *loop, int fd, struct nw_io *io);
 /* Stop watching fd (ignores fds already gone). */
 void nw_loop_del(struct nw_loop *loop, int fd);
 /*
  * Wait for events (timeout NULL: forever; sig: mask while waiting).
  * Returns the number of events, 0 on time-out, -EINTR, or -errno.
- * The wake eventfd is drained here and reported with data NULL.
+ * The wake eventfd is drained here and reported with io NULL.
  */
 int nw_loop_wait(struct nw_loop *loop, struct nw_loop_event *ev, int max,
 		 const struct timespec *timeout, const sigset_t *sig);

@@ -13,10 +13,13 @@
  * is where an earlier EAGAIN left it, the fd is known not ready and the
  * next attempt is skipped altogether.
  *
- * Who harvests: a waiter in enter (wait.c) drives the reactor itself; when
- * no waiter does, a reactor thread of the ring (non-DEFER_TASKRUN rings
- * only) keeps requests moving. reactor_lock makes one of them the
- * harvester at a time. Locks: submit_lock, then poll_lock.
+ * Each watched fd is an event source of the ring's loop (pfd->io): the
+ * reactor (reactor.c) harvests and calls pollfd_fire, which moves what the
+ * edge wakes to the harvest's ready list; the reactor then runs each
+ * request's tw_func, left by whoever parked it (submit.c's reissue, or
+ * poll_add_fire for a POLL_ADD). Multishot requests stay parked and get
+ * their turns as task work (mshot_tw). Nothing here starts a thread.
+ * Locks: submit_lock, then poll_lock.
  */
 #include <errno.h>
 #include <poll.h>
@@ -30,12 +33,8 @@
 #include <sys/syscall.h>
 #include "poll.h"
 #include "fdcache.h"
-#include "cancel.h"
 #include "fdhigh.h"
 #include "opdef.h"
-#include "rsrc.h"
-#include "timeout.h"
-#include "kbuf.h"
 
 #define NW_POLL_MAX_ARMS 128 /* the kernel's APOLL_MAX_RETRY */
 #define NW_POLL_ALWAYS	 (NW_POLLERR | NW_POLLHUP)
@@ -49,7 +48,7 @@
  * NW_VERIFY_NS, backing off to NW_VERIFY_MAX_NS, and reissues what was
  * parked on a stale one: a bounded delay instead of a hang.
  */
-#define NW_VERIFY_NS	 50000000LL
+#define NW_VERIFY_NS	 NW_POLL_VERIFY_NS
 #define NW_VERIFY_MAX_NS 5000000000LL
 
 static long long now_ns(void)
@@ -77,10 +76,23 @@ static struct nw_poll_ring *ring_poll(struct nw_req *req)
 
 static unsigned long stat_reissue;
 __thread unsigned int nw_parks;
+__thread struct nw_ring *nw_poll_activated;
 
 unsigned long nw_stat_reissue(void)
 {
 	return __atomic_load_n(&stat_reissue, __ATOMIC_RELAXED);
+}
+
+void nw_poll_count_reissue(void)
+{
+	__atomic_add_fetch(&stat_reissue, 1, __ATOMIC_RELAXED);
+}
+
+/* A request leaves its fd for the harvest's ready list (poll_node). */
+static void to_ready(struct nw_list *ready, struct nw_req *req)
+{
+	req->poll_events = 0;
+	nw_list_add_tail(&req->poll_node, ready);
 }
 
 static unsigned int *edge_seq(struct nw_pollfd *pfd, unsigned int mask)
@@ -135,49 +147,13 @@ void nw_poll_drained(struct nw_req *req)
 	pthread_mutex_unlock(&ring->poll_lock);
 }
 
-/* Create the ring's epoll instance on first use. Under poll_lock. */
-static int loop_ensure(struct nw_ring *ring)
-{
-	int ret;
-
-	if (ring->loop_ready)
-		return 0;
-	ret = nw_loop_init(&ring->loop);
-	if (!ret)
-		__atomic_store_n(&ring->loop_ready, true, __ATOMIC_RELEASE);
-	return ret;
-}
-
-int nw_poll_loop_ensure(struct nw_ring *ring)
-{
-	return loop_ensure(ring);
-}
-
-bool nw_poll_want_driver(struct nw_ring *ring)
-{
-	int ret;
-
-	if (!ring->lockless_cq)
-		return nw_poll_active(ring);
-	if (nw_poll_active(ring))
-		return true;
-	pthread_mutex_lock(&ring->poll_lock);
-	ret = loop_ensure(ring);
-	pthread_mutex_unlock(&ring->poll_lock);
-	return !ret;
-}
-
-bool nw_poll_active(struct nw_ring *ring)
-{
-	return __atomic_load_n(&ring->loop_ready, __ATOMIC_ACQUIRE);
-}
-
-static void reactor_ensure(struct nw_ring *ring);
-
 /* Watch pfd's fd on first use; later watches are checked by the reactor. */
 static void ring_pfd_unwatch(struct nw_ring *ring, struct nw_pollfd *pfd);
 static void ring_pfd_verify(struct nw_ring *ring, struct nw_pollfd *pfd,
 			    struct nw_list *ready);
+
+static void pollfd_fire(struct nw_io *io, unsigned int events,
+			struct nw_harvest *h);
 
 static int pollfd_watch(struct nw_ring *ring, struct nw_pollfd *pfd)
 {
@@ -187,7 +163,8 @@ static int pollfd_watch(struct nw_ring *ring, struct nw_pollfd *pfd)
 		ring_pfd_unwatch(ring, pfd); /* no longer a ring's fd */
 	if (pfd->watched)
 		return 0;
-	r = nw_loop_add(&ring->loop, pfd->fd, pfd);
+	pfd->io.cb = pollfd_fire;
+	r = nw_loop_add(&ring->loop, pfd->fd, &pfd->io);
 
 	if (r < 0)
 		return r;
@@ -258,7 +235,7 @@ int nw_poll_arm_fd(struct nw_req *req, int fd, unsigned int mask)
 	if (++req->poll_arms > NW_POLL_MAX_ARMS)
 		return NW_POLL_ABORTED;
 	pthread_mutex_lock(&ring->poll_lock);
-	if (loop_ensure(ring))
+	if (nw_loop_ensure(&ring->loop))
 		goto aborted;
 	pfd = nw_fdcache_get(ring, fd, true);
 	if (!pfd)
@@ -284,7 +261,6 @@ int nw_poll_arm_fd(struct nw_req *req, int fd, unsigned int mask)
 	}
 	park(ring, pfd, req, mask);
 	pthread_mutex_unlock(&ring->poll_lock);
-	reactor_ensure(ring);
 	return NW_POLL_OK;
 aborted:
 	pthread_mutex_unlock(&ring->poll_lock);
@@ -329,11 +305,12 @@ static void pollfd_event(struct nw_ring *ring, struct nw_pollfd *pfd,
 		} else if (!hit) {
 			continue;
 		}
-		req->poll_events |= ev;
-		if (req->flags & NW_REQ_F_MSHOT)
-			continue; /* stays parked; nw_poll_fire posts a CQE */
+		if (req->flags & NW_REQ_F_MSHOT) {
+			req->poll_events |= ev; /* stays parked: mshot_tw */
+			continue;
+		}
 		unpark(ring, req);
-		nw_list_add_tail(&req->poll_node, ready);
+		to_ready(ready, req);
 	}
 }
 
@@ -352,30 +329,19 @@ static unsigned int poll_result(struct nw_req *req)
 	return (unsigned short)p.revents & want;
 }
 
-/* A parked request's fd became ready: complete a poll, reissue an op. */
-static void poll_fire(struct nw_req *req, bool submit_side)
+/* A parked POLL_ADD's fd became ready: check the state; not ready: parked. */
+static void poll_add_fire(struct nw_req *req, bool submit_side)
 {
-	int ret;
+	int ret = nw_poll_add_issue(req, 0);
 
-	if (req->flags & NW_REQ_F_TIMER) {
-		nw_timeout_fire(req, submit_side);
+	if (ret == NW_QUEUED)
 		return;
-	}
-	req->poll_events = 0;
-	if (req->flags & NW_REQ_F_POLL_ADD) {
-		/* Check the state; still not ready: parked again. */
-		ret = nw_poll_add_issue(req, 0);
-		if (ret == NW_QUEUED)
-			return;
-		if (ret < 0)
-			nw_req_set_fail(req, ret);
-		nw_req_finish(req, submit_side);
-		return;
-	}
-	if (nw_req_issue(req) == NW_QUEUED)
-		return;
+	if (ret < 0)
+		nw_req_set_fail(req, ret);
 	nw_req_finish(req, submit_side);
 }
+
+static void mshot_tw(struct nw_req *req, bool submit_side);
 
 /* Queue a multishot event for the submit side. Under poll_lock. */
 static bool mshot_queue(struct nw_req *req)
@@ -383,27 +349,16 @@ static bool mshot_queue(struct nw_req *req)
 	if (req->flags & NW_REQ_F_TW_QUEUED)
 		return false;
 	req->flags |= NW_REQ_F_TW_QUEUED;
+	req->tw_func = mshot_tw;
 	return true;
-}
-
-/*
- * Is the program done with the ring (no fd, no mapping left)? Asked by the
- * reactor thread each time before it reissues on the program's behalf (a
- * waiter in enter is proof enough): one readlink in the common case.
- */
-static bool ring_gone(struct nw_ring *ring)
-{
-	if (!ring->gone)
-		ring->gone = !nw_ring_referenced(ring);
-	return ring->gone;
 }
 
 /*
  * The ring is gone: cancel every parked request, as ring exit does. One
  * with task work queued (or about to be: the caller's mshot[]) is only
- * marked, as in nw_poll_cancel, and ends in nw_poll_tw.
+ * marked, as in nw_poll_cancel, and ends in its task work (mshot_tw).
  */
-static void cancel_all_parked(struct nw_ring *ring, struct nw_list *ready)
+void nw_poll_cancel_all(struct nw_ring *ring, struct nw_list *ready)
 {
 	struct nw_list *pos, *tmp;
 
@@ -436,24 +391,22 @@ static void cancel_all_parked(struct nw_ring *ring, struct nw_list *ready)
 	__atomic_store_n(&ring->dead, true, __ATOMIC_RELEASE);
 }
 
+bool nw_poll_verify_due(struct nw_ring *ring)
+{
+	return ring->nr_parked && now_ns() >= ring->verify_due_ns;
+}
+
 /*
  * Re-check the watches of fds that have requests parked (see NW_VERIFY_NS).
  * A stale watch (the fd number now names another file, or none) is
  * replaced, and the reads and writes parked on it go to *ready to be
  * reissued. Called with poll_lock held.
  */
-
-static void verify_watches(struct nw_ring *ring, struct nw_list *ready,
-			   int mode)
+void nw_poll_verify(struct nw_ring *ring, struct nw_list *ready)
 {
 	long long now = now_ns();
 	struct nw_list *bpos, *btmp;
 
-	if (!ring->nr_parked || now < ring->verify_due_ns)
-		return;
-	/* Never touch the program's fds for a ring it let go of. */
-	if (mode == NW_RUN_BG && ring_gone(ring))
-		return;
 	ring->verify_due_ns = now + NW_VERIFY_NS;
 	nw_list_for_each_safe(bpos, btmp, &ring->busy_pfds) {
 		struct nw_pollfd *pfd =
@@ -470,7 +423,7 @@ static void verify_watches(struct nw_ring *ring, struct nw_list *ready,
 			ring_pfd_verify(ring, pfd, ready);
 			continue;
 		}
-		r = nw_loop_add(&ring->loop, pfd->fd, pfd);
+		r = nw_loop_add(&ring->loop, pfd->fd, &pfd->io);
 		if (r == 1)
 			continue; /* still the file we watch */
 		nw_fdcache_reset(pfd);
@@ -481,236 +434,30 @@ static void verify_watches(struct nw_ring *ring, struct nw_list *ready,
 			if (req->flags & (NW_REQ_F_POLL_ADD | NW_REQ_F_MSHOT))
 				continue; /* the new watch will wake it */
 			unpark(ring, req);
-			nw_list_add_tail(pos, ready);
+			to_ready(ready, req);
 		}
 	}
 }
 
-/* Harvested events: count edges, collect what they wake. */
-static int harvest(struct nw_ring *ring, struct nw_loop_event *ev, int n,
-		   struct nw_list *ready, struct nw_req **mshot, int mode)
-{
-	int i, nr_mshot = 0;
-
-	pthread_mutex_lock(&ring->poll_lock);
-	for (i = 0; i < n; i++) {
-		struct nw_pollfd *pfd = ev[i].data;
-		struct nw_list *p;
-
-		if (!pfd)
-			continue;
-		if (ev[i].data == NW_TIMER_MARK(ring)) {
-			nw_timeout_expired(ring, ready);
-			continue;
-		}
-		pollfd_event(ring, pfd, ev[i].events, ready);
-		for (p = pfd->parked.next; p != &pfd->parked; p = p->next) {
-			struct nw_req *r =
-				nw_list_entry(p, struct nw_req, poll_node);
-
-			if ((r->flags & NW_REQ_F_MSHOT) && r->poll_events &&
-			    nr_mshot < 64 && mshot_queue(r))
-				mshot[nr_mshot++] = r;
-		}
-	}
-	verify_watches(ring, ready, mode);
-	pthread_mutex_unlock(&ring->poll_lock);
-	return nr_mshot;
-}
-
 /*
- * The reactor thread of a DEFER_TASKRUN ring only notices readiness: what
- * became ready is queued as task work, which signals the registered
- * eventfd as the kernel's local task work does, and the submitter
- * reissues it in enter (nw_poll_fire_tw), never this thread.
+ * A watched fd's event source fired (the reactor's harvest, poll_lock
+ * held): count the edge, move the oneshot requests it wakes to h->ready
+ * and queue the multishot ones that have an event.
  */
-static void defer_ready(struct nw_list *ready, struct nw_req **mshot,
-			int nr_mshot)
+static void pollfd_fire(struct nw_io *io, unsigned int events,
+			struct nw_harvest *h)
 {
-	struct nw_list *pos, *tmp;
+	struct nw_pollfd *pfd = container_of(io, struct nw_pollfd, io);
+	struct nw_list *p;
 
-	nw_list_for_each_safe(pos, tmp, ready) {
-		struct nw_req *req =
-			nw_list_entry(pos, struct nw_req, poll_node);
+	pollfd_event(h->ring, pfd, events, &h->ready);
+	for (p = pfd->parked.next; p != &pfd->parked; p = p->next) {
+		struct nw_req *r = nw_list_entry(p, struct nw_req, poll_node);
 
-		nw_list_del(pos);
-		req->flags |= NW_REQ_F_TW_FIRE;
-		nw_req_complete_async(req);
+		if ((r->flags & NW_REQ_F_MSHOT) && r->poll_events &&
+		    h->nr_mshot < NW_HARVEST_MSHOT && mshot_queue(r))
+			h->mshot[h->nr_mshot++] = r;
 	}
-	for (int i = 0; i < nr_mshot; i++)
-		nw_req_complete_async(mshot[i]);
-}
-
-void nw_poll_fire_tw(struct nw_req *req)
-{
-	req->flags &= ~NW_REQ_F_TW_FIRE;
-	poll_fire(req, true);
-}
-
-/* Run what became ready, in the thread's role (see enum nw_run_mode). */
-static void run_ready(struct nw_ring *ring, struct nw_list *ready,
-		      struct nw_req **mshot, int nr_mshot, int mode)
-{
-	/* DEFER_TASKRUN rings post nothing outside GETEVENTS: task work. */
-	bool submit_side = mode == NW_RUN_DRIVER ||
-			   (mode == NW_RUN_SUBMIT && !ring->lockless_cq);
-	struct nw_list *pos, *tmp;
-	int i;
-
-	if (mode == NW_RUN_BG && ring->lockless_cq) {
-		defer_ready(ready, mshot, nr_mshot);
-		return;
-	}
-	if (mode == NW_RUN_DRIVER) {
-		nw_submit_lock(ring);
-		nw_cq_begin_batch(ring);
-	}
-	nw_list_for_each_safe(pos, tmp, ready) {
-		struct nw_req *req =
-			nw_list_entry(pos, struct nw_req, poll_node);
-
-		nw_list_del(pos);
-		/* Ready right after its submit parked it: the 2021 reissue. */
-		if (mode == NW_RUN_SUBMIT &&
-		    req->park_gen == __atomic_load_n(&ring->submit_gen,
-						     __ATOMIC_RELAXED))
-			__atomic_add_fetch(&stat_reissue, 1, __ATOMIC_RELAXED);
-		poll_fire(req, submit_side);
-	}
-	for (i = 0; i < nr_mshot; i++)
-		nw_req_complete_async(mshot[i]);
-	if (mode == NW_RUN_DRIVER) {
-		nw_run_tw(ring);
-		nw_cq_flush_batch(ring);
-		nw_submit_unlock(ring);
-		if (!ring->lockless_cq)
-			nw_run_tw_trylock(ring);
-	}
-}
-
-/*
- * The program let go of the ring (no fd, no mapping): what ring exit does
- * in the kernel. Every request still in flight is cancelled (those in a
- * worker interrupted) and the registered files are closed, so that the
- * other ends of pipes and sockets see the ring's references go.
- */
-static void ring_exit(struct nw_ring *ring)
-{
-	nw_cancel_ring_exit(ring);
-	pthread_mutex_lock(&ring->reg_lock);
-	nw_rsrc_unregister_files(ring, NULL, 0);
-	pthread_mutex_unlock(&ring->reg_lock);
-	nw_kbuf_free_all(ring);
-}
-
-int nw_poll_run(struct nw_ring *ring, const struct timespec *timeout,
-		const sigset_t *sig, int mode)
-{
-	static const struct timespec cap = {0, NW_VERIFY_NS};
-	struct nw_loop_event ev[64];
-	struct nw_req *mshot[64];
-	struct nw_list ready;
-	int n, nr_mshot, i;
-
-	/*
-	 * With requests parked, wake up to check the watches now and then
-	 * (a waiter blocks every signal between its sleeps: wait.c).
-	 */
-	if (__atomic_load_n(&ring->nr_parked, __ATOMIC_RELAXED) &&
-	    (!timeout || timeout->tv_sec || timeout->tv_nsec > cap.tv_nsec))
-		timeout = &cap;
-	n = nw_loop_wait(&ring->loop, ev, 64, timeout, sig);
-	if (n < 0)
-		return n;
-	nw_list_init(&ready);
-	nr_mshot = harvest(ring, ev, n, &ready, mshot, mode);
-	/* A wake meant for a driver, taken by a submitter: pass it on. */
-	for (i = 0; mode == NW_RUN_SUBMIT && i < n; i++)
-		if (!ev[i].data &&
-		    __atomic_load_n(&ring->driver, __ATOMIC_RELAXED))
-			nw_loop_wake(&ring->loop);
-	if (mode == NW_RUN_BG &&
-	    (ring->dead || ring->gone ||
-	     ((!nw_list_empty(&ready) || nr_mshot) && ring_gone(ring)))) {
-		cancel_all_parked(ring, &ready);
-		/* Queued by harvest, not pushed yet: once, marked cancelled. */
-		for (i = 0; i < nr_mshot; i++)
-			nw_req_complete_async(mshot[i]);
-		ring_exit(ring);
-		return n;
-	}
-	run_ready(ring, &ready, mshot, nr_mshot, mode);
-	return n;
-}
-
-/*
- * The ring's reactor thread (rings without DEFER_TASKRUN): harvests when
- * no waiter drives, so CQEs appear without the program entering. It steps
- * aside for a waiter: the waiter raises drivers_wanted and kicks it out of
- * epoll if it is in there (bg_in_wait); both sides use seq_cst so that one
- * of them always sees the other.
- */
-static void *reactor_main(void *arg)
-{
-	struct nw_ring *ring = arg;
-
-	while (!__atomic_load_n(&ring->dead, __ATOMIC_ACQUIRE)) {
-		pthread_mutex_lock(&ring->reactor_mu);
-		while (ring->drivers_wanted)
-			pthread_cond_wait(&ring->reactor_cv, &ring->reactor_mu);
-		pthread_mutex_unlock(&ring->reactor_mu);
-
-		pthread_mutex_lock(&ring->reactor_lock);
-		__atomic_store_n(&ring->bg_in_wait, true, __ATOMIC_SEQ_CST);
-		if (!__atomic_load_n(&ring->drivers_wanted, __ATOMIC_SEQ_CST))
-			nw_poll_run(ring, NULL, NULL, NW_RUN_BG);
-		__atomic_store_n(&ring->bg_in_wait, false, __ATOMIC_SEQ_CST);
-		pthread_mutex_unlock(&ring->reactor_lock);
-	}
-	return NULL;
-}
-
-/*
- * A DEFER_TASKRUN ring completes only in enter, but someone must notice
- * readiness meanwhile when that is observable: a registered eventfd,
- * IORING_SQ_TASKRUN (TASKRUN_FLAG), or a poll of the ring's fd
- * (io_uring_poll reports queued task work).
- */
-static bool defer_reactor_wanted(struct nw_ring *ring)
-{
-	return READ_ONCE(ring->evfd) >= 0 ||
-	       (ring->flags & IORING_SETUP_TASKRUN_FLAG) ||
-	       __atomic_load_n(&ring->poll_activated, __ATOMIC_ACQUIRE);
-}
-
-static void reactor_ensure(struct nw_ring *ring)
-{
-	pthread_attr_t attr;
-	sigset_t all, old;
-	pthread_t tid;
-
-	if ((ring->lockless_cq && !defer_reactor_wanted(ring)) ||
-	    __atomic_load_n(&ring->bg_running, __ATOMIC_ACQUIRE))
-		return;
-	pthread_mutex_lock(&ring->reactor_mu);
-	if (!ring->bg_running) {
-		sigfillset(&all);
-		pthread_attr_init(&attr);
-		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		pthread_attr_setstacksize(&attr, 256 * 1024);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
-		if (!pthread_create(&tid, &attr, reactor_main, ring))
-			__atomic_store_n(&ring->bg_running, true,
-					 __ATOMIC_RELEASE);
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		pthread_attr_destroy(&attr);
-	}
-	pthread_mutex_unlock(&ring->reactor_mu);
-}
-
-void nw_poll_reactor_ensure(struct nw_ring *ring)
-{
-	reactor_ensure(ring);
 }
 
 /*
@@ -750,26 +497,6 @@ int nw_poll_cancel(struct nw_ring *ring, bool (*match)(struct nw_req *, void *),
 	}
 	pthread_mutex_unlock(&ring->poll_lock);
 	return n ? n : -ENOENT;
-}
-
-/* A waiter takes over harvesting from the reactor thread. */
-void nw_poll_drive_begin(struct nw_ring *ring)
-{
-	pthread_mutex_lock(&ring->reactor_mu);
-	__atomic_add_fetch(&ring->drivers_wanted, 1, __ATOMIC_SEQ_CST);
-	pthread_mutex_unlock(&ring->reactor_mu);
-	if (__atomic_load_n(&ring->bg_in_wait, __ATOMIC_SEQ_CST))
-		nw_loop_wake(&ring->loop);
-	pthread_mutex_lock(&ring->reactor_lock);
-}
-
-void nw_poll_drive_end(struct nw_ring *ring)
-{
-	pthread_mutex_unlock(&ring->reactor_lock);
-	pthread_mutex_lock(&ring->reactor_mu);
-	if (!__atomic_sub_fetch(&ring->drivers_wanted, 1, __ATOMIC_SEQ_CST))
-		pthread_cond_signal(&ring->reactor_cv);
-	pthread_mutex_unlock(&ring->reactor_mu);
 }
 
 /* ---- IORING_OP_POLL_ADD / IORING_OP_POLL_REMOVE ---- */
@@ -875,10 +602,9 @@ static int ring_activate(struct nw_ring *t)
 		}
 	}
 	pthread_mutex_unlock(&activate_lock);
-	/* A DEFER_TASKRUN ring now needs its reactor to notice readiness. */
-	if (!ret && __atomic_load_n(&t->nr_parked, __ATOMIC_RELAXED) &&
-	    nw_poll_active(t))
-		reactor_ensure(t);
+	/* A DEFER_TASKRUN ring may now need its reactor: the submitter's. */
+	if (!ret && __atomic_load_n(&t->nr_parked, __ATOMIC_RELAXED))
+		nw_poll_activated = t;
 	return ret;
 }
 
@@ -934,7 +660,8 @@ static int ring_pfd_watch(struct nw_ring *ring, struct nw_pollfd *pfd,
 		return fd;
 	/* Old posts must not read as a new one when the watch starts. */
 	eventfd_read(fd, &(eventfd_t){0});
-	r = nw_loop_add(&ring->loop, fd, pfd);
+	pfd->io.cb = pollfd_fire;
+	r = nw_loop_add(&ring->loop, fd, &pfd->io);
 	if (r < 0) {
 		close(fd);
 		return r;
@@ -967,7 +694,7 @@ static void ring_pfd_verify(struct nw_ring *ring, struct nw_pollfd *pfd,
 		/* Reissued off the submit side: no multishot CQE there. */
 		req->flags &= ~NW_REQ_F_MSHOT;
 		unpark(ring, req);
-		nw_list_add_tail(pos, ready);
+		to_ready(ready, req);
 	}
 }
 
@@ -997,8 +724,9 @@ static int ring_poll_issue(struct nw_req *req, struct nw_ring *t)
 		if (ready)
 			mshot_post(req, ready);
 		pthread_mutex_lock(&ring->poll_lock);
-		pfd = loop_ensure(ring) ? NULL
-					: nw_fdcache_get(ring, req->fd, true);
+		pfd = nw_loop_ensure(&ring->loop)
+			      ? NULL
+			      : nw_fdcache_get(ring, req->fd, true);
 		if (!pfd || ring_pfd_watch(ring, pfd, t)) {
 			pthread_mutex_unlock(&ring->poll_lock);
 			ret = -ENOMEM;
@@ -1007,7 +735,6 @@ static int ring_poll_issue(struct nw_req *req, struct nw_ring *t)
 		if (pfd->in_seq == seq0 || ready) {
 			park(ring, pfd, req, req->poll_mask);
 			pthread_mutex_unlock(&ring->poll_lock);
-			reactor_ensure(ring);
 			ret = NW_QUEUED;
 			break;
 		}
@@ -1026,6 +753,7 @@ int nw_poll_add_issue(struct nw_req *req, unsigned int issue_flags)
 
 	if (req->fd < 0)
 		return -EBADF;
+	req->tw_func = poll_add_fire; /* what readiness continues */
 	if (unlikely(ring_poll(req)->wake_res)) {
 		req->res = (int)ring_poll(req)->wake_res;
 		ring_poll(req)->wake_res = 0;
@@ -1052,7 +780,7 @@ int nw_poll_add_issue(struct nw_req *req, unsigned int issue_flags)
 		if (ready)
 			mshot_post(req, ready);
 		pthread_mutex_lock(&ring->poll_lock);
-		if (loop_ensure(ring))
+		if (nw_loop_ensure(&ring->loop))
 			goto err_unlock;
 		pfd = nw_fdcache_get(ring, req->fd, true);
 		if (!pfd || pollfd_watch(ring, pfd))
@@ -1060,7 +788,6 @@ int nw_poll_add_issue(struct nw_req *req, unsigned int issue_flags)
 		if (pfd->in_seq == seq0 || ready) {
 			park(ring, pfd, req, req->poll_mask);
 			pthread_mutex_unlock(&ring->poll_lock);
-			reactor_ensure(ring);
 			return NW_QUEUED;
 		}
 		pthread_mutex_unlock(&ring->poll_lock);
@@ -1073,7 +800,7 @@ err_unlock:
 /*
  * Park a multishot op (RECV_MULTISHOT) on its fd for good, and queue its
  * first attempt as task work: the op runs only on the submit side
- * (nw_poll_tw, issue flag NW_ISSUE_F_MSHOT), where it may post CQEs. The
+ * (mshot_tw, issue flag NW_ISSUE_F_MSHOT), where it may post CQEs. The
  * caller must not touch req after a 0 (it may be complete already when
  * called off the submit side). 0 or -errno: the fd cannot be watched.
  */
@@ -1084,7 +811,7 @@ int nw_poll_arm_mshot(struct nw_req *req, unsigned int mask)
 	int ret = -ENOMEM;
 
 	pthread_mutex_lock(&ring->poll_lock);
-	if (loop_ensure(ring))
+	if (nw_loop_ensure(&ring->loop))
 		goto out;
 	pfd = nw_fdcache_get(ring, req->fd, true);
 	if (!pfd)
@@ -1093,14 +820,14 @@ int nw_poll_arm_mshot(struct nw_req *req, unsigned int mask)
 	if (ret)
 		goto out;
 	req->flags |= NW_REQ_F_MSHOT | NW_REQ_F_TW_QUEUED;
+	req->tw_func = mshot_tw;
 	req->poll_events = mask;
 	park(ring, pfd, req, mask);
 out:
 	pthread_mutex_unlock(&ring->poll_lock);
 	if (ret)
 		return ret;
-	reactor_ensure(ring);
-	nw_req_complete_async(req);
+	nw_req_task_queue(req);
 	return 0;
 }
 
@@ -1141,7 +868,7 @@ static bool mshot_op_tw(struct nw_req *req)
 		return false;
 	}
 	if (again)
-		nw_req_complete_async(req);
+		nw_req_task_queue(req);
 	return true;
 }
 
@@ -1153,9 +880,11 @@ void nw_poll_mshot_requeue(struct nw_req *req)
 	pthread_mutex_unlock(&req->ring->poll_lock);
 }
 
-/* A multishot event queued by the reactor, delivered on the submit side.
- * Returns true while the request stays armed. */
-bool nw_poll_tw(struct nw_req *req)
+/*
+ * A multishot event queued by the reactor, delivered on the submit side.
+ * Returns true while the request stays armed.
+ */
+static bool mshot_event(struct nw_req *req)
 {
 	struct nw_ring *ring = req->ring;
 	unsigned int ev;
@@ -1179,6 +908,13 @@ bool nw_poll_tw(struct nw_req *req)
 	if (ev)
 		mshot_post(req, 0);
 	return true;
+}
+
+/* The task work of a multishot request: its event, or its end. */
+static void mshot_tw(struct nw_req *req, bool submit_side)
+{
+	if (!mshot_event(req))
+		nw_req_finish(req, submit_side);
 }
 
 int nw_poll_remove_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
@@ -1267,11 +1003,11 @@ int nw_poll_remove_issue(struct nw_req *req, unsigned int issue_flags)
 	target = poll_find(ring, upd->old_user_data);
 	queued = target && (target->flags & NW_REQ_F_TW_QUEUED);
 	if (queued && !update)
-		target->poll_canceled = true; /* nw_poll_tw ends it */
+		target->poll_canceled = true; /* mshot_tw ends it */
 	if (queued && update) {
 		/*
 		 * A multishot with an event queued for the submit side: it
-		 * must stay alive for nw_poll_tw, so it is parked again as
+		 * must stay alive for mshot_tw, so it is parked again as
 		 * it is, with the update, and not re-armed or finished here.
 		 */
 		poll_update_apply(target, upd, true);

@@ -13,7 +13,7 @@
 #include "internal.h"
 #include "fdhigh.h"
 #include "opdef.h"
-#include "poll.h"
+#include "reactor.h"
 #include "rsrc.h"
 #include "cancel.h"
 #include "sqpoll.h"
@@ -94,8 +94,8 @@ static int eventfd_register(struct nw_ring *ring, void *arg,
 	WRITE_ONCE(ring->evfd, own);
 	nw_submit_unlock(ring);
 	/* DEFER_TASKRUN: readiness of what is parked must now signal it. */
-	if (ring->lockless_cq && nw_poll_active(ring))
-		nw_poll_reactor_ensure(ring);
+	if (ring->lockless_cq)
+		nw_reactor_ensure(ring);
 	return 0;
 }
 

@@ -79,26 +79,6 @@ struct nw_put_list {
 
 /* ---- tags ---- */
 
-void nw_post_aux_async(struct nw_ring *ring, uint64_t user_data, int res,
-		       uint32_t cflags)
-{
-	struct nw_req *req = calloc(1, sizeof(*req));
-
-	/*
-	 * The request joins the ring's request cache once its CQE is out.
-	 * Without memory the CQE is lost, as the kernel's aux CQE is when
-	 * it cannot allocate an overflow entry.
-	 */
-	if (!req)
-		return;
-	req->ring = ring;
-	req->opcode = IORING_OP_NOP;
-	req->user_data = user_data;
-	req->res = res;
-	req->cflags = cflags;
-	nw_req_complete_async(req);
-}
-
 static void post_tag(struct nw_ring *ring, uint64_t tag, bool submit_side)
 {
 	struct nw_req aux;

@@ -62,12 +62,6 @@ void nw_rsrc_post_tags(struct nw_req *req);
 /* Check [addr, addr+len) lies in registered buffer idx: 0 or -EFAULT. */
 int nw_rsrc_buffer_check(struct nw_ring *ring, unsigned int idx, uint64_t addr,
 			 uint64_t len);
-/*
- * Post an extra CQE from any thread, through task work: tags with no
- * request to go before, MSG_RING's CQE on another ring.
- */
-void nw_post_aux_async(struct nw_ring *ring, uint64_t user_data, int res,
-		       uint32_t cflags);
 
 /* IORING_OP_FILES_UPDATE. */
 int nw_files_update_prep(struct nw_req *req, const struct io_uring_sqe *sqe);

@@ -36,6 +36,7 @@
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include "internal.h"
+#include "submit.h"
 #include "sqpoll.h"
 
 /* SQEs taken from one ring per pass when the poller serves several. */

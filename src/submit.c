@@ -10,13 +10,34 @@
 #include <errno.h>
 #include <string.h>
 #include "internal.h"
+#include "submit.h"
 #include "opdef.h"
 #include "poll.h"
+#include "reactor.h"
 #include "timeout.h"
 #include "rsrc.h"
 #include "drain.h"
 
 #define IO_REQ_LINK_FLAGS (IOSQE_IO_LINK | IOSQE_IO_HARDLINK)
+
+static void reissue_tw(struct nw_req *req, bool submit_side);
+
+/*
+ * Lower files start no threads: what a request parked or armed (a watch,
+ * a timer) may need the ring's reactor thread for, started here, and the
+ * reactor of a DEFER_TASKRUN ring that a POLL_ADD of its fd began to poll.
+ */
+static void start_drivers(struct nw_ring *ring)
+{
+	struct nw_ring *t = nw_poll_activated;
+
+	if (nw_loop_ready(&ring->loop))
+		nw_reactor_ensure(ring);
+	if (unlikely(t)) {
+		nw_poll_activated = NULL;
+		nw_reactor_ensure(t);
+	}
+}
 
 /*
  * The blocking attempt in a worker, which a cancel may interrupt
@@ -59,10 +80,13 @@ static void req_work(struct nw_work *work)
 		}
 		if (ret == NW_RETRY) {
 			nw_iowq_done(work); /* a cancel now finds it parked */
+			req->tw_func = reissue_tw;
 			if (nw_poll_arm(req,
 					def->pollin ? NW_POLLIN : NW_POLLOUT) ==
-			    NW_POLL_OK)
+			    NW_POLL_OK) {
+				start_drivers(req->ring);
 				return;
+			}
 			ret = def->issue(req, 0);
 			goto done;
 		}
@@ -80,7 +104,7 @@ done:
 }
 
 /* Send a request to the worker pool (io_queue_iowq). 0 or -EAGAIN. */
-int nw_req_punt(struct nw_req *req)
+static int req_punt(struct nw_req *req)
 {
 	const struct nw_opdef *def = &nw_opdefs[req->opcode];
 	enum nw_wq_class cls = NW_WQ_BOUND;
@@ -117,13 +141,15 @@ static int resolve_fixed(struct nw_req *req)
  * Issue a request nonblocking; if it would block, park it on readiness
  * (reissuing at once when data raced in) or hand it to a worker: the
  * kernel's io_issue_sqe + io_queue_async. Returns NW_COMPLETE (the result
- * is in req->res) or NW_QUEUED (it completes later).
+ * is in req->res) or NW_QUEUED (it completes later). Whatever parks it
+ * (here, or the op itself) leaves it to be reissued on readiness.
  */
-int nw_req_issue(struct nw_req *req)
+static int req_issue(struct nw_req *req)
 {
 	const struct nw_opdef *def = &nw_opdefs[req->opcode];
 	int ret;
 
+	req->tw_func = reissue_tw;
 	if (unlikely(req->sqe_flags & IOSQE_FIXED_FILE)) {
 		ret = resolve_fixed(req);
 		if (ret) {
@@ -153,7 +179,7 @@ int nw_req_issue(struct nw_req *req)
 		if (ret == NW_PUNT && (def->pollin || def->pollout))
 			req->flags |= NW_REQ_F_WQ_POLL;
 		req->flags |= NW_REQ_F_BLOCK;
-		ret = nw_req_punt(req);
+		ret = req_punt(req);
 		if (!ret)
 			return NW_QUEUED;
 		nw_req_set_fail(req, ret);
@@ -187,12 +213,12 @@ static void issue_chain(struct nw_req *req)
 		if (unlikely(req->sqe_flags & IOSQE_ASYNC)) {
 			ret = resolve_fixed(req);
 			if (!ret)
-				ret = nw_req_punt(req);
+				ret = req_punt(req);
 			if (ret)
 				nw_req_set_fail(req, ret);
 			queued = !ret;
 		} else {
-			queued = nw_req_issue(req) == NW_QUEUED;
+			queued = req_issue(req) == NW_QUEUED;
 		}
 		/*
 		 * It starts timing once its request is in flight, as in the
@@ -213,9 +239,24 @@ static void issue_chain(struct nw_req *req)
 	}
 }
 
-void nw_issue_chain(struct nw_req *req)
+/*
+ * The continuations submit.c leaves in req->tw_func for lower files: the
+ * next request of a chain (set at init: a link released by completion or
+ * by the drain list), and a parked request whose fd became ready.
+ */
+static void chain_tw(struct nw_req *req, bool submit_side)
 {
 	issue_chain(req);
+	start_drivers(req->ring);
+}
+
+static void reissue_tw(struct nw_req *req, bool submit_side)
+{
+	if (req_issue(req) == NW_QUEUED) {
+		start_drivers(req->ring);
+		return;
+	}
+	nw_req_finish(req, submit_side);
 }
 
 /*
@@ -241,6 +282,7 @@ static int init_req(struct nw_ring *ring, struct nw_req *req,
 	const struct nw_opdef *def;
 	unsigned int sqe_flags;
 
+	req->tw_func = chain_tw;
 	req->opcode = READ_ONCE(sqe->opcode);
 	req->sqe_flags = sqe_flags = READ_ONCE(sqe->flags);
 	req->user_data = READ_ONCE(sqe->user_data);
@@ -459,11 +501,6 @@ static const struct io_uring_sqe *next_sqe(struct nw_ring *ring)
 	return nw_sqe_at(ring, idx);
 }
 
-/*
- * io_submit_sqes: submit up to nr SQEs. Returns the number consumed,
- * counting a request that failed init but not an invalid index; -EAGAIN
- * when no request could be allocated.
- */
 int nw_submit_sqes(struct nw_ring *ring, unsigned int nr)
 {
 	unsigned int entries, left, ret, parks_before;
@@ -528,9 +565,10 @@ out:
 	if (unlikely(nw_parks != parks_before)) {
 		static const struct timespec zero;
 
-		nw_poll_run(ring, &zero, NULL, NW_RUN_SUBMIT);
+		nw_reactor_run(ring, &zero, NULL, NW_RUN_SUBMIT);
 	}
 	nw_cq_flush_batch(ring);
+	start_drivers(ring);
 	store_release(ring->sq_head, ring->cached_sq_head);
 	ret -= left;
 	if (!ret && no_req)

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * IORING_OP_TIMEOUT, TIMEOUT_REMOVE and LINK_TIMEOUT on one timer source
- * per ring: a min-heap of deadlines (CLOCK_MONOTONIC) behind a timerfd in
- * the ring's epoll set, so timeouts fire wherever readiness is harvested
- * (a waiter in enter, or the reactor thread). Count-based timeouts are
+ * per ring: a min-heap of deadlines (CLOCK_MONOTONIC) behind a timerfd,
+ * an event source of the ring's loop (ring->tmo_io), so timeouts fire
+ * wherever readiness is harvested (a waiter in enter, or the reactor
+ * thread): its callback moves the expired ones to the harvest's ready
+ * list, and each goes on through its tw_func (timeout_fire). Count-based timeouts are
  * checked on the submit side each time CQEs are published.
  * Semantics: kernel io_uring/timeout.c, reference/kernel-semantics.md 9:
  * - a timeout's CQE is -ETIME on expiry (a link failure unless
@@ -23,7 +25,6 @@
 #include "timeout.h"
 #include "cancel.h"
 #include "fdhigh.h"
-#include "poll.h"
 
 struct nw_timeout {
 	long long deadline_ns; /* CLOCK_MONOTONIC */
@@ -164,10 +165,14 @@ static void timer_update(struct nw_ring *ring)
 	timerfd_settime(ring->tmo_fd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
+static void timer_fire(struct nw_io *io, unsigned int events,
+		       struct nw_harvest *h);
+static void timeout_fire(struct nw_req *req, bool submit_side);
+
 /* The ring's timerfd, in its epoll set. poll_lock held. */
 static int timer_ensure(struct nw_ring *ring)
 {
-	int ret = nw_poll_loop_ensure(ring);
+	int ret = nw_loop_ensure(&ring->loop);
 
 	if (ret || ring->tmo_fd >= 0)
 		return ret;
@@ -175,7 +180,8 @@ static int timer_ensure(struct nw_ring *ring)
 		timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
 	if (ring->tmo_fd < 0)
 		return -errno;
-	ret = nw_loop_add(&ring->loop, ring->tmo_fd, NW_TIMER_MARK(ring));
+	ring->tmo_io.cb = timer_fire;
+	ret = nw_loop_add(&ring->loop, ring->tmo_fd, &ring->tmo_io);
 	return ret < 0 ? ret : 0;
 }
 
@@ -184,6 +190,7 @@ static int arm(struct nw_ring *ring, struct nw_req *req)
 {
 	int ret = timer_ensure(ring);
 
+	req->tw_func = timeout_fire; /* what its expiry runs */
 	if (!ret)
 		ret = heap_push(ring, req);
 	if (ret)
@@ -303,13 +310,15 @@ int nw_timeout_issue(struct nw_req *req, unsigned int issue_flags)
 	pthread_mutex_unlock(&ring->poll_lock);
 	if (ret)
 		return ret;
-	nw_poll_reactor_ensure(ring);
 	return NW_QUEUED;
 }
 
 /* The timerfd fired: expired timeouts go to *ready. poll_lock held. */
-void nw_timeout_expired(struct nw_ring *ring, struct nw_list *ready)
+static void timer_fire(struct nw_io *io, unsigned int events,
+		       struct nw_harvest *h)
 {
+	struct nw_ring *ring = container_of(io, struct nw_ring, tmo_io);
+	struct nw_list *ready = &h->ready;
 	long long now = clock_ns(CLOCK_MONOTONIC);
 	uint64_t ticks;
 
@@ -365,13 +374,20 @@ static bool mshot_again(struct nw_req *req)
 	if (ret)
 		disarm(ring, req);
 	pthread_mutex_unlock(&ring->poll_lock);
-	if (ret)
-		return false;
-	nw_poll_reactor_ensure(ring);
-	return true;
+	return !ret;
 }
 
-void nw_timeout_fire(struct nw_req *req, bool submit_side)
+/* A multishot timeout's expiry as task work: its CQE needs the submit side. */
+static void mshot_tw(struct nw_req *req, bool submit_side)
+{
+	if (mshot_again(req))
+		return;
+	expired(req);
+	nw_req_finish(req, submit_side);
+}
+
+/* An expired timeout (its tw_func): its CQE, a linked target's cancel. */
+static void timeout_fire(struct nw_req *req, bool submit_side)
 {
 	struct nw_timeout *t = TMO(req);
 	int ret;
@@ -390,9 +406,8 @@ void nw_timeout_fire(struct nw_req *req, bool submit_side)
 	timeout_posted(req->ring);
 	if (t->flags & IORING_TIMEOUT_MULTISHOT) {
 		if (!submit_side) {
-			/* Its CQE needs the submit side: nw_timeout_tw. */
-			req->flags |= NW_REQ_F_TMO_TW;
-			nw_req_complete_async(req);
+			req->tw_func = mshot_tw;
+			nw_req_task_queue(req);
 			return;
 		}
 		if (mshot_again(req))
@@ -400,15 +415,6 @@ void nw_timeout_fire(struct nw_req *req, bool submit_side)
 	}
 	expired(req);
 	nw_req_finish(req, submit_side);
-}
-
-bool nw_timeout_tw(struct nw_req *req)
-{
-	req->flags &= ~NW_REQ_F_TMO_TW;
-	if (mshot_again(req))
-		return true;
-	expired(req);
-	return false;
 }
 
 /* Count-based timeouts whose count was reached complete with 0. */
@@ -597,9 +603,7 @@ void nw_link_timeout_arm(struct nw_req *req, struct nw_req *lt)
 	if (ret) {
 		nw_req_set_fail(lt, ret);
 		nw_req_finish(lt, true);
-		return;
 	}
-	nw_poll_reactor_ensure(ring);
 }
 
 void nw_link_timeout_disarm(struct nw_req *req)

@@ -12,20 +12,6 @@ int nw_timeout_remove_issue(struct nw_req *req, unsigned int issue_flags);
 int nw_link_timeout_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
 int nw_link_timeout_issue(struct nw_req *req, unsigned int issue_flags);
 
-/* The marker the timerfd carries in the ring's epoll set. */
-#define NW_TIMER_MARK(ring) ((void *)&(ring)->tmo_fd)
-/*
- * The timer fired: move expired timeouts to *ready (poll_node). Called by
- * the harvester with poll_lock held.
- */
-void nw_timeout_expired(struct nw_ring *ring, struct nw_list *ready);
-/* Run an expired timeout (from ready): its CQE, a linked target's cancel. */
-void nw_timeout_fire(struct nw_req *req, bool submit_side);
-/*
- * A multishot timeout's expiry queued as task work (NW_REQ_F_TMO_TW), on
- * the submit side: true while it stays armed, else it is to be completed.
- */
-bool nw_timeout_tw(struct nw_req *req);
 /* Complete count-based timeouts whose count was reached. Submit side. */
 void nw_timeout_flush_count(struct nw_ring *ring);
 /* req is in flight with lt (spliced out of its chain) guarding it: arm lt. */

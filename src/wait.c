@@ -17,7 +17,7 @@
 #include <sys/eventfd.h>
 #include "internal.h"
 #include "fdhigh.h"
-#include "poll.h"
+#include "reactor.h"
 #include "spin.h"
 #include "waitq.h"
 
@@ -187,8 +187,8 @@ static int wait_drive(struct nw_ring *ring, unsigned int target,
 			left = time_left(&wa->ea.deadline);
 		if (wa->ea.has_deadline && !left.tv_sec && !left.tv_nsec)
 			return -ETIME;
-		ret = nw_poll_run(ring, wa->ea.has_deadline ? &left : NULL,
-				  wa->sleep_mask, NW_RUN_DRIVER);
+		ret = nw_reactor_run(ring, wa->ea.has_deadline ? &left : NULL,
+				     wa->sleep_mask, NW_RUN_DRIVER);
 		if (ret < 0)
 			return ret;
 	}
@@ -212,7 +212,7 @@ static int spin_poll(struct nw_ring *ring, bool drive, int fd,
 	int r;
 
 	if (drive)
-		return nw_poll_run(ring, &zero, mask, NW_RUN_DRIVER);
+		return nw_reactor_run(ring, &zero, mask, NW_RUN_DRIVER);
 	r = ppoll(&pfd, 1, &zero, mask);
 	if (r < 0)
 		return -errno;
@@ -348,10 +348,10 @@ int nw_wait(struct nw_ring *ring, unsigned int min_complete, unsigned int flags,
 	wait_tmo_seq = __atomic_load_n(&ring->tmo_seq, __ATOMIC_ACQUIRE);
 
 	/* One waiter at a time drives the reactor; others sleep. */
-	drive = nw_poll_want_driver(ring) &&
+	drive = nw_reactor_want_driver(ring) &&
 		!__atomic_exchange_n(&ring->driver, 1, __ATOMIC_ACQUIRE);
 	if (drive) {
-		nw_poll_drive_begin(ring);
+		nw_reactor_drive_begin(ring);
 		w.fd = ring->loop.wake_fd;
 	} else {
 		w.fd = nw_waiter_thread_fd();
@@ -362,7 +362,7 @@ int nw_wait(struct nw_ring *ring, unsigned int min_complete, unsigned int flags,
 	ret = wait_for(ring, target, &wa, drive, w.fd);
 	nw_waiter_del(ring, &w);
 	if (drive) {
-		nw_poll_drive_end(ring);
+		nw_reactor_drive_end(ring);
 		__atomic_store_n(&ring->driver, 0, __ATOMIC_RELEASE);
 	}
 	return nw_cq_ready(ring) ? 0 : ret;

@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The reactor: one harvest of the ring's loop (loop.c) calls the callback
+ * of each event source that fired (poll.c's fd watches, timeout.c's
+ * timer), which moves the requests it wakes onto the harvest's ready list,
+ * and then continues each of them through the function its parker left in
+ * req->tw_func (submit.c's reissue, poll.c's POLL_ADD check, timeout.c's
+ * expiry), in the harvesting thread's role (enum nw_run_mode).
+ *
+ * Who harvests: a waiter in enter (wait.c) drives the reactor itself; when
+ * no waiter does, a reactor thread of the ring (non-DEFER_TASKRUN rings,
+ * or DEFER_TASKRUN ones whose readiness is observed) keeps requests
+ * moving. reactor_lock makes one of them the harvester at a time. The
+ * reactor thread also notices that the program let go of the ring, and
+ * then does what the kernel's ring exit does.
+ *
+ * Locks: submit_lock, then poll_lock; reactor_lock is taken before either.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include "reactor.h"
+#include "cancel.h"
+#include "kbuf.h"
+#include "poll.h"
+#include "rsrc.h"
+
+/*
+ * Is the program done with the ring (no fd, no mapping left)? Asked by the
+ * reactor thread each time before it reissues on the program's behalf (a
+ * waiter in enter is proof enough): one readlink in the common case.
+ */
+static bool ring_gone(struct nw_ring *ring)
+{
+	if (!ring->gone)
+		ring->gone = !nw_ring_referenced(ring);
+	return ring->gone;
+}
+
+/*
+ * The program let go of the ring (no fd, no mapping): what ring exit does
+ * in the kernel. Every request still in flight is cancelled (those in a
+ * worker interrupted) and the registered files are closed, so that the
+ * other ends of pipes and sockets see the ring's references go.
+ */
+static void ring_exit(struct nw_ring *ring)
+{
+	nw_cancel_ring_exit(ring);
+	pthread_mutex_lock(&ring->reg_lock);
+	nw_rsrc_unregister_files(ring, NULL, 0);
+	pthread_mutex_unlock(&ring->reg_lock);
+	nw_kbuf_free_all(ring);
+}
+
+/* Call the sources that fired; they fill h. Checks the watches too. */
+static void harvest(struct nw_ring *ring, const struct nw_loop_event *ev, int n,
+		    struct nw_harvest *h)
+{
+	pthread_mutex_lock(&ring->poll_lock);
+	for (int i = 0; i < n; i++)
+		if (ev[i].io)
+			ev[i].io->cb(ev[i].io, ev[i].events, h);
+	/* Never touch the program's fds for a ring it let go of. */
+	if (nw_poll_verify_due(ring) &&
+	    !(h->mode == NW_RUN_BG && ring_gone(ring)))
+		nw_poll_verify(ring, &h->ready);
+	pthread_mutex_unlock(&ring->poll_lock);
+}
+
+/*
+ * The reactor thread of a DEFER_TASKRUN ring only notices readiness: what
+ * became ready is queued as task work, which signals the registered
+ * eventfd as the kernel's local task work does, and the submitter
+ * continues it in enter, never this thread.
+ */
+static void defer_ready(struct nw_harvest *h)
+{
+	struct nw_list *pos, *tmp;
+
+	nw_list_for_each_safe(pos, tmp, &h->ready) {
+		nw_list_del(pos);
+		nw_req_task_queue(nw_list_entry(pos, struct nw_req, poll_node));
+	}
+	for (int i = 0; i < h->nr_mshot; i++)
+		nw_req_task_queue(h->mshot[i]);
+}
+
+/* Run what became ready, in the thread's role (see enum nw_run_mode). */
+static void run_ready(struct nw_ring *ring, struct nw_harvest *h)
+{
+	/* DEFER_TASKRUN rings post nothing outside GETEVENTS: task work. */
+	bool submit_side = h->mode == NW_RUN_DRIVER ||
+			   (h->mode == NW_RUN_SUBMIT && !ring->lockless_cq);
+	struct nw_list *pos, *tmp;
+
+	if (h->mode == NW_RUN_BG && ring->lockless_cq) {
+		defer_ready(h);
+		return;
+	}
+	if (h->mode == NW_RUN_DRIVER) {
+		nw_submit_lock(ring);
+		nw_cq_begin_batch(ring);
+	}
+	nw_list_for_each_safe(pos, tmp, &h->ready) {
+		struct nw_req *req =
+			nw_list_entry(pos, struct nw_req, poll_node);
+
+		nw_list_del(pos);
+		/* Ready right after its submit parked it: the 2021 reissue. */
+		if (h->mode == NW_RUN_SUBMIT &&
+		    req->park_gen == __atomic_load_n(&ring->submit_gen,
+						     __ATOMIC_RELAXED))
+			nw_poll_count_reissue();
+		req->tw_func(req, submit_side);
+	}
+	for (int i = 0; i < h->nr_mshot; i++)
+		nw_req_task_queue(h->mshot[i]);
+	if (h->mode == NW_RUN_DRIVER) {
+		nw_run_tw(ring);
+		nw_cq_flush_batch(ring);
+		nw_submit_unlock(ring);
+		if (!ring->lockless_cq)
+			nw_run_tw_trylock(ring);
+	}
+}
+
+int nw_reactor_run(struct nw_ring *ring, const struct timespec *timeout,
+		   const sigset_t *sig, int mode)
+{
+	static const struct timespec cap = {0, NW_POLL_VERIFY_NS};
+	struct nw_loop_event ev[64];
+	struct nw_harvest h;
+	int n, i;
+
+	/*
+	 * With requests parked, wake up to check the watches now and then
+	 * (a waiter blocks every signal between its sleeps: wait.c).
+	 */
+	if (__atomic_load_n(&ring->nr_parked, __ATOMIC_RELAXED) &&
+	    (!timeout || timeout->tv_sec || timeout->tv_nsec > cap.tv_nsec))
+		timeout = &cap;
+	n = nw_loop_wait(&ring->loop, ev, 64, timeout, sig);
+	if (n < 0)
+		return n;
+	h.ring = ring;
+	h.mode = mode;
+	h.nr_mshot = 0;
+	nw_list_init(&h.ready);
+	harvest(ring, ev, n, &h);
+	/* A wake meant for a driver, taken by a submitter: pass it on. */
+	for (i = 0; mode == NW_RUN_SUBMIT && i < n; i++)
+		if (!ev[i].io &&
+		    __atomic_load_n(&ring->driver, __ATOMIC_RELAXED))
+			nw_loop_wake(&ring->loop);
+	if (mode == NW_RUN_BG &&
+	    (ring->dead || ring->gone ||
+	     ((!nw_list_empty(&h.ready) || h.nr_mshot) && ring_gone(ring)))) {
+		nw_poll_cancel_all(ring, &h.ready);
+		/* Queued by harvest, not pushed yet: once, marked cancelled. */
+		for (i = 0; i < h.nr_mshot; i++)
+			nw_req_task_queue(h.mshot[i]);
+		ring_exit(ring);
+		return n;
+	}
+	run_ready(ring, &h);
+	return n;
+}
+
+/*
+ * The ring's reactor thread (rings without DEFER_TASKRUN): harvests when
+ * no waiter drives, so CQEs appear without the program entering. It steps
+ * aside for a waiter: the waiter raises drivers_wanted and kicks it out of
+ * epoll if it is in there (bg_in_wait); both sides use seq_cst so that one
+ * of them always sees the other.
+ */
+static void *reactor_main(void *arg)
+{
+	struct nw_ring *ring = arg;
+
+	while (!__atomic_load_n(&ring->dead, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_lock(&ring->reactor_mu);
+		while (ring->drivers_wanted)
+			pthread_cond_wait(&ring->reactor_cv, &ring->reactor_mu);
+		pthread_mutex_unlock(&ring->reactor_mu);
+
+		pthread_mutex_lock(&ring->reactor_lock);
+		__atomic_store_n(&ring->bg_in_wait, true, __ATOMIC_SEQ_CST);
+		if (!__atomic_load_n(&ring->drivers_wanted, __ATOMIC_SEQ_CST))
+			nw_reactor_run(ring, NULL, NULL, NW_RUN_BG);
+		__atomic_store_n(&ring->bg_in_wait, false, __ATOMIC_SEQ_CST);
+		pthread_mutex_unlock(&ring->reactor_lock);
+	}
+	return NULL;
+}
+
+/*
+ * A DEFER_TASKRUN ring completes only in enter, but someone must notice
+ * readiness meanwhile when that is observable: a registered eventfd,
+ * IORING_SQ_TASKRUN (TASKRUN_FLAG), or a poll of the ring's fd
+ * (io_uring_poll reports queued task work).
+ */
+static bool defer_reactor_wanted(struct nw_ring *ring)
+{
+	return READ_ONCE(ring->evfd) >= 0 ||
+	       (ring->flags & IORING_SETUP_TASKRUN_FLAG) ||
+	       __atomic_load_n(&ring->poll_activated, __ATOMIC_ACQUIRE);
+}
+
+void nw_reactor_ensure(struct nw_ring *ring)
+{
+	pthread_attr_t attr;
+	sigset_t all, old;
+	pthread_t tid;
+
+	if (__atomic_load_n(&ring->bg_running, __ATOMIC_ACQUIRE) ||
+	    !nw_loop_ready(&ring->loop) ||
+	    (ring->lockless_cq && !defer_reactor_wanted(ring)))
+		return;
+	pthread_mutex_lock(&ring->reactor_mu);
+	if (!ring->bg_running) {
+		sigfillset(&all);
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		pthread_attr_setstacksize(&attr, 256 * 1024);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		if (!pthread_create(&tid, &attr, reactor_main, ring))
+			__atomic_store_n(&ring->bg_running, true,
+					 __ATOMIC_RELEASE);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		pthread_attr_destroy(&attr);
+	}
+	pthread_mutex_unlock(&ring->reactor_mu);
+}
+
+bool nw_reactor_want_driver(struct nw_ring *ring)
+{
+	int ret;
+
+	if (!ring->lockless_cq)
+		return nw_loop_ready(&ring->loop);
+	if (nw_loop_ready(&ring->loop))
+		return true;
+	pthread_mutex_lock(&ring->poll_lock);
+	ret = nw_loop_ensure(&ring->loop);
+	pthread_mutex_unlock(&ring->poll_lock);
+	return !ret;
+}
+
+/* A waiter takes over harvesting from the reactor thread. */
+void nw_reactor_drive_begin(struct nw_ring *ring)
+{
+	pthread_mutex_lock(&ring->reactor_mu);
+	__atomic_add_fetch(&ring->drivers_wanted, 1, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&ring->reactor_mu);
+	if (__atomic_load_n(&ring->bg_in_wait, __ATOMIC_SEQ_CST))
+		nw_loop_wake(&ring->loop);
+	pthread_mutex_lock(&ring->reactor_lock);
+}
+
+void nw_reactor_drive_end(struct nw_ring *ring)
+{
+	pthread_mutex_unlock(&ring->reactor_lock);
+	pthread_mutex_lock(&ring->reactor_mu);
+	if (!__atomic_sub_fetch(&ring->drivers_wanted, 1, __ATOMIC_SEQ_CST))
+		pthread_cond_signal(&ring->reactor_cv);
+	pthread_mutex_unlock(&ring->reactor_mu);
+}

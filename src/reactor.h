@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The reactor (reactor.c): harvests the ring's loop, calls each event
+ * source's callback, and continues what became ready; the ring's reactor
+ * thread; the hand-off between it and a waiter that drives; ring exit.
+ */
+#ifndef NW_REACTOR_H
+#define NW_REACTOR_H
+
+#include "internal.h"
+
+/* Who harvests, and so who may post what became ready. */
+enum nw_run_mode {
+	NW_RUN_BG, /* the reactor thread: completions go to the submit side */
+	NW_RUN_DRIVER, /* a waiter in enter: takes the submit side to complete */
+	NW_RUN_SUBMIT, /* the submitter after a batch: holds the submit side */
+};
+
+/*
+ * Harvest readiness once and continue what became ready. Called by a
+ * waiter in enter, the submitter right after a batch that parked requests
+ * (timeout zero: the reissue check), or the ring's reactor thread.
+ * Returns events handled, 0 on time-out, or -EINTR / -errno.
+ */
+int nw_reactor_run(struct nw_ring *ring, const struct timespec *timeout,
+		   const sigset_t *sig, int mode);
+/*
+ * Start the ring's reactor thread if the ring needs one: it has a loop
+ * and no DEFER_TASKRUN, or DEFER_TASKRUN with readiness someone observes.
+ * Called by submit.c (and register.c) after what may have parked.
+ */
+void nw_reactor_ensure(struct nw_ring *ring);
+/*
+ * Should a waiter drive the reactor? Yes when the ring has a loop; on a
+ * DEFER_TASKRUN ring always (the loop is made now): nobody else will
+ * harvest what a worker parks while this waiter sleeps.
+ */
+bool nw_reactor_want_driver(struct nw_ring *ring);
+/* A waiter takes over harvesting from the reactor thread, and gives back. */
+void nw_reactor_drive_begin(struct nw_ring *ring);
+void nw_reactor_drive_end(struct nw_ring *ring);
+
+#endif
