@@ -6,6 +6,7 @@
 #   make bench      run the benchmarks side by side (kernel vs nowait)
 #   make check      the suite under AddressSanitizer + UBSan
 #   make tsan       the suite under ThreadSanitizer
+#   make layers     check the engine's layering rules (tools/layers.sh)
 
 B        ?= build
 CC       ?= gcc
@@ -59,7 +60,7 @@ BENCH_CFLAGS := -DHAVE_LIBUV=1
 BENCH_LIBS   := -luv
 endif
 
-.PHONY: all lib test check tsan bench install format format-check clean deps-test deps-bench conformance
+.PHONY: all lib test check tsan bench install format format-check clean deps-test deps-bench conformance layers
 TOOLS      := $(B)/nowait-run $(B)/nowait-eperm
 
 all: lib $(B)/nowait-bench $(TEST_PROGS) $(B)/libnowait-preload.so $(TOOLS)
@@ -133,6 +134,11 @@ bench: deps-bench
 conformance: deps-test
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)B=$(B) tools/conformance.sh
+
+# The engine's layering rules (src/FLOORS; issue 11): the dependency graph
+# of the library objects from nm, and a few grep rules on the sources.
+layers: $(LIB_OBJS)
+	$(Q)tools/layers.sh $(B)/obj/src src
 
 install: lib
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)
