@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * SEND, RECV, SENDMSG, RECVMSG, ACCEPT, CONNECT, SHUTDOWN, SOCKET (net.c).
+ * SEND, RECV, SENDMSG, RECVMSG (net.c); ACCEPT, CONNECT, SHUTDOWN, SOCKET
+ * (sock.c). One header for both, the one the opcode table includes.
  */
 #ifndef NW_NET_H
 #define NW_NET_H
 
+#include <sys/socket.h>
 #include "internal.h"
 
 int nw_send_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
@@ -20,7 +22,14 @@ int nw_shutdown_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
 int nw_shutdown_issue(struct nw_req *req, unsigned int issue_flags);
 int nw_socket_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
 int nw_socket_issue(struct nw_req *req, unsigned int issue_flags);
-/* Frees what prep allocated (req->async) for any of them. */
+/* Frees what prep allocated (req->async) for any of them (net.c). */
 void nw_net_cleanup(struct nw_req *req);
+
+/* Shared by net.c and sock.c; defined in net.c. */
+#define NW_MSHOT_MAX_LOOPS 32 /* the kernel's MULTISHOT_MAX_RETRY */
+/* move_addr_to_kernel: 0, -EINVAL (length) or -EFAULT. */
+int nw_addr_copy(struct sockaddr_storage *dst, const void *src, long len);
+/* nw_poll_prepare, but never skipping on a file or a pipe (-ENOTSOCK). */
+bool nw_net_poll_skip(struct nw_req *req, unsigned int mask);
 
 #endif
