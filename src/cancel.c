@@ -54,7 +54,7 @@ static bool key_match(struct nw_req *req, void *arg)
 	if (f & IORING_ASYNC_CANCEL_ANY)
 		return true;
 	if ((f & IORING_ASYNC_CANCEL_FD) &&
-	    (!nw_opdefs[req->opcode].needs_file || req->fd != k->c.fd))
+	    (!nw_issue_defs[req->opcode].needs_file || req->fd != k->c.fd))
 		return false;
 	if ((f & IORING_ASYNC_CANCEL_OP) && req->opcode != k->c.opcode)
 		return false;

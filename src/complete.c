@@ -61,7 +61,7 @@ struct nw_req *nw_req_alloc(struct nw_ring *ring)
 void nw_req_free(struct nw_ring *ring, struct nw_req *req)
 {
 	if (unlikely(req->async)) {
-		nw_opdefs[req->opcode].cleanup(req);
+		nw_cold_defs[req->opcode].cleanup(req);
 		req->async = NULL;
 	}
 	if (unlikely(req->flags & NW_REQ_F_FIXED_DONE))

@@ -1,17 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The per-opcode table, the kernel's io_uring/opdef.c in shape: what each
- * opcode needs from the core and the functions that prepare and issue it.
- * The core (submit.c), the probe (register.c) and the readiness machinery
- * read it; no opcode-specific code lives elsewhere.
+ * The per-opcode tables, split as the kernel's io_uring/opdef.h splits
+ * them: what each opcode needs from the core on the submit, issue and park
+ * paths (struct nw_issue_def, read for every request), and what only
+ * teardown and the start-up check read (struct nw_cold_def), so the hot
+ * table stays small. The core (submit.c), the probe (register.c) and the
+ * readiness machinery read them; no opcode-specific code lives elsewhere.
  */
 #ifndef NW_OPDEF_H
 #define NW_OPDEF_H
 
 #include "internal.h"
 
-struct nw_opdef {
-	const char *name;
+/* One entry per byte value of sqe->opcode: no range check on the hot path. */
+#define NW_OP_TABLE_SIZE 256U
+
+struct nw_issue_def {
 	unsigned needs_file : 1; /* sqe->fd names a file */
 	unsigned pollin : 1;	 /* on NW_RETRY, wait for EPOLLIN and reissue */
 	unsigned pollout : 1; /* on NW_RETRY, wait for EPOLLOUT and reissue */
@@ -19,7 +23,11 @@ struct nw_opdef {
 	unsigned ioprio : 1;		  /* accepts sqe->ioprio */
 	unsigned iopoll : 1;		  /* allowed on an IOPOLL ring */
 	unsigned unbound_nonreg_file : 1; /* may block forever on non-files */
-	unsigned always_inline : 1; /* never queues: may run on a stack req */
+	/*
+	 * Never queues: may run on a stack req in the submit fast path,
+	 * which skips init_req's checks (so no file, and IOPOLL allowed).
+	 */
+	unsigned always_inline : 1;
 	/* always blocks (the kernel forces it async): no inline try */
 	unsigned always_punt : 1;
 	/*
@@ -32,23 +40,25 @@ struct nw_opdef {
 	int (*prep)(struct nw_req *req, const struct io_uring_sqe *sqe);
 	/* Do the operation: NW_COMPLETE, NW_QUEUED, NW_RETRY or -errno. */
 	int (*issue)(struct nw_req *req, unsigned int issue_flags);
-	/* Free what prep allocated (optional). */
+};
+
+struct nw_cold_def {
+	const char *name;
+	/* Free what prep allocated (optional; only when req->async is set). */
 	void (*cleanup)(struct nw_req *req);
 };
 
-extern const struct nw_opdef nw_opdefs[NW_OP_LAST];
-
 /*
- * always_inline and fast of every byte value, so the submit fast path
- * tests an opcode with one load and no range check (filled from the table).
+ * Every byte value: entries without .issue (unimplemented opcodes, all of
+ * them from NW_OP_LAST on) are all zero.
  */
-extern bool nw_op_always_inline[256];
-extern int (*nw_op_fast[256])(const struct io_uring_sqe *sqe, int32_t *res);
+extern const struct nw_issue_def nw_issue_defs[NW_OP_TABLE_SIZE];
+extern const struct nw_cold_def nw_cold_defs[NW_OP_LAST];
 
 /* True when the engine implements the opcode (what the probe reports). */
 static inline bool nw_op_supported(unsigned int opcode)
 {
-	return opcode < NW_OP_LAST && nw_opdefs[opcode].issue != NULL;
+	return opcode < NW_OP_LAST && nw_issue_defs[opcode].issue != NULL;
 }
 
 #endif /* NW_OPDEF_H */

@@ -842,8 +842,8 @@ out:
 static bool mshot_op_tw(struct nw_req *req)
 {
 	struct nw_ring *ring = req->ring;
-	int ret = nw_opdefs[req->opcode].issue(req, NW_ISSUE_F_NONBLOCK |
-							    NW_ISSUE_F_MSHOT);
+	int ret = nw_issue_defs[req->opcode].issue(
+		req, NW_ISSUE_F_NONBLOCK | NW_ISSUE_F_MSHOT);
 	bool again = false;
 
 	pthread_mutex_lock(&ring->poll_lock);

@@ -44,7 +44,7 @@ static void start_drivers(struct nw_ring *ring)
  * (iowq.c): it then ends -EINTR as in io-wq, or -ECANCELED when it never
  * started or stood in for a poll the kernel would have armed (WQ_POLL).
  */
-static int issue_blocking(struct nw_req *req, const struct nw_opdef *def)
+static int issue_blocking(struct nw_req *req, const struct nw_issue_def *def)
 {
 	int ret = nw_iowq_block_begin(&req->work);
 
@@ -68,7 +68,7 @@ static int issue_blocking(struct nw_req *req, const struct nw_opdef *def)
 static void req_work(struct nw_work *work)
 {
 	struct nw_req *req = container_of(work, struct nw_req, work);
-	const struct nw_opdef *def = &nw_opdefs[req->opcode];
+	const struct nw_issue_def *def = &nw_issue_defs[req->opcode];
 	int ret = NW_PUNT;
 
 	if ((req->sqe_flags & IOSQE_ASYNC) && !(req->flags & NW_REQ_F_BLOCK) &&
@@ -106,7 +106,7 @@ done:
 /* Send a request to the worker pool (io_queue_iowq). 0 or -EAGAIN. */
 static int req_punt(struct nw_req *req)
 {
-	const struct nw_opdef *def = &nw_opdefs[req->opcode];
+	const struct nw_issue_def *def = &nw_issue_defs[req->opcode];
 	enum nw_wq_class cls = NW_WQ_BOUND;
 
 	if (def->unbound_nonreg_file && !(req->flags & NW_REQ_F_REG_FILE))
@@ -126,7 +126,7 @@ static int resolve_fixed(struct nw_req *req)
 	int fd;
 
 	if (!(req->sqe_flags & IOSQE_FIXED_FILE) ||
-	    !nw_opdefs[req->opcode].needs_file ||
+	    !nw_issue_defs[req->opcode].needs_file ||
 	    (req->flags & NW_REQ_F_FIXED_DONE))
 		return 0;
 	fd = nw_rsrc_file_get(req, (unsigned int)req->fd);
@@ -146,7 +146,7 @@ static int resolve_fixed(struct nw_req *req)
  */
 static int req_issue(struct nw_req *req)
 {
-	const struct nw_opdef *def = &nw_opdefs[req->opcode];
+	const struct nw_issue_def *def = &nw_issue_defs[req->opcode];
 	int ret;
 
 	req->tw_func = reissue_tw;
@@ -279,7 +279,7 @@ static void queue_fallback(struct nw_req *req)
 static int init_req(struct nw_ring *ring, struct nw_req *req,
 		    const struct io_uring_sqe *sqe)
 {
-	const struct nw_opdef *def;
+	const struct nw_issue_def *def;
 	unsigned int sqe_flags;
 
 	req->tw_func = chain_tw;
@@ -302,9 +302,13 @@ static int init_req(struct nw_ring *ring, struct nw_req *req,
 	if (ring->cqe_shift == 5)
 		req->big[0] = req->big[1] = 0;
 
+	/*
+	 * The table has every byte value (past NW_OP_LAST all zero), but an
+	 * unknown opcode fails here, before the flag checks, as in the kernel.
+	 */
 	if (unlikely(req->opcode >= NW_OP_LAST))
 		return -EINVAL;
-	def = &nw_opdefs[req->opcode];
+	def = &nw_issue_defs[req->opcode];
 	if (unlikely(sqe_flags & ~NW_SQE_VALID_FLAGS))
 		return -EINVAL;
 	if (unlikely(sqe_flags)) {
@@ -371,15 +375,14 @@ static inline int submit_fast(struct nw_ring *ring,
 	/* opcode, flags and ioprio in one load: flags and ioprio must be 0 */
 	uint32_t head = READ_ONCE(*(const uint32_t *)sqe);
 	unsigned int opcode = head & 0xff;
-	const struct nw_opdef *def;
+	const struct nw_issue_def *def = &nw_issue_defs[opcode];
 	struct nw_req req;
 	int ret;
 
-	if (unlikely((head & 0xffffff00) || !nw_op_always_inline[opcode] ||
+	if (unlikely((head & 0xffffff00) || !def->always_inline ||
 		     READ_ONCE(sqe->personality) || ring->link_head ||
 		     ring->drain_active || ring->cqe_shift != 4))
 		return -1;
-	def = &nw_opdefs[opcode];
 	req.ring = ring;
 	req.opcode = opcode;
 	req.sqe_flags = 0;
@@ -400,7 +403,7 @@ static inline int submit_fast(struct nw_ring *ring,
 
 /*
  * The fast path in bulk, for lockless rings with reserved CQ room: run
- * consecutive SQEs of ops with an opdef .fast, in one call each, with the
+ * consecutive SQEs of ops with an issue def .fast, in one call each, with the
  * ring's hot fields in registers
  * (CQE stores may alias anything, so the general loop reloads them).
  * Stops without consuming at the first SQE it cannot finish: another
@@ -431,7 +434,7 @@ static unsigned int submit_fast_run(struct nw_ring *ring, unsigned int left)
 		}
 		sqe = nw_sqe_at(ring, idx);
 		word = READ_ONCE(*(const uint32_t *)sqe);
-		fast = nw_op_fast[word & 0xff];
+		fast = nw_issue_defs[word & 0xff].fast;
 		if (unlikely((word & 0xffffff00) || !fast ||
 			     READ_ONCE(sqe->personality)))
 			break;
