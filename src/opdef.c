@@ -4,6 +4,7 @@
  * complete with -EINVAL, as on a kernel that predates it, and the probe
  * leaves it unsupported. Kernel counterpart: io_uring/opdef.c.
  */
+#include <stdio.h>
 #include "opdef.h"
 #include "cancel.h"
 #include "nop.h"
@@ -484,3 +485,72 @@ _Static_assert(NW_ARRAY_SIZE(nw_cold_defs) == NW_OP_LAST, "cold defs");
 _Static_assert(sizeof(struct nw_issue_def) <= 32 &&
 		       64 % sizeof(struct nw_issue_def) == 0,
 	       "struct nw_issue_def grew");
+
+static bool issue_def_empty(const struct nw_issue_def *d)
+{
+	return !d->needs_file && !d->pollin && !d->pollout &&
+	       !d->buffer_select && !d->ioprio && !d->iopoll &&
+	       !d->unbound_nonreg_file && !d->always_inline &&
+	       !d->always_punt && !d->fast && !d->prep && !d->issue;
+}
+
+/* The first rule entry op breaks, or NULL. */
+static const char *check_op(const struct nw_issue_def *d,
+			    const struct nw_cold_def *c)
+{
+	if (!d->issue) {
+		if (!issue_def_empty(d) || (c && (c->name || c->cleanup)))
+			return "unimplemented (no issue) but not all zero";
+		return NULL;
+	}
+	if (!c)
+		return "implemented at or past NW_OP_LAST (the probe hides it)";
+	if (!d->prep)
+		return "issue without prep";
+	if (!c->name)
+		return "implemented without a name";
+	if (d->always_inline && d->always_punt)
+		return "both always_inline and always_punt";
+	if (d->fast && !d->always_inline)
+		return "fast without always_inline";
+	/* submit_fast runs it on a stack req without init_req's checks. */
+	if (d->always_inline && (d->needs_file || !d->iopoll))
+		return "always_inline with needs_file or without iopoll";
+	if ((d->pollin || d->pollout || d->unbound_nonreg_file) &&
+	    !d->needs_file)
+		return "pollin, pollout or unbound_nonreg_file without a file";
+	if (d->pollin && d->pollout)
+		return "both pollin and pollout";
+	return NULL;
+}
+
+int nw_optable_check(const struct nw_issue_def *issue, unsigned int nr_issue,
+		     const struct nw_cold_def *cold, unsigned int nr_cold,
+		     const char **why)
+{
+	if (nr_issue != NW_OP_TABLE_SIZE || nr_cold != NW_OP_LAST) {
+		*why = "table length";
+		return (int)NW_OP_TABLE_SIZE;
+	}
+	for (unsigned int op = 0; op < nr_issue; op++) {
+		*why = check_op(&issue[op], op < nr_cold ? &cold[op] : NULL);
+		if (*why)
+			return (int)op;
+	}
+	*why = NULL;
+	return -1;
+}
+
+void nw_optable_init(void)
+{
+	const char *why;
+	char msg[160];
+	int op = nw_optable_check(nw_issue_defs, NW_ARRAY_SIZE(nw_issue_defs),
+				  nw_cold_defs, NW_ARRAY_SIZE(nw_cold_defs),
+				  &why);
+
+	if (op < 0)
+		return;
+	snprintf(msg, sizeof(msg), "opcode table: opcode %d: %s", op, why);
+	nw_bug(__FILE__, __LINE__, msg);
+}

@@ -61,4 +61,16 @@ static inline bool nw_op_supported(unsigned int opcode)
 	return opcode < NW_OP_LAST && nw_issue_defs[opcode].issue != NULL;
 }
 
+/*
+ * Check a pair of tables against the rules the core relies on (the
+ * kernel's io_uring_optable_init): returns the first opcode that breaks
+ * one, with *why saying which, NW_OP_TABLE_SIZE when a length (nr_issue,
+ * nr_cold) is wrong, or -1 (and *why NULL) when they hold.
+ */
+int nw_optable_check(const struct nw_issue_def *issue, unsigned int nr_issue,
+		     const struct nw_cold_def *cold, unsigned int nr_cold,
+		     const char **why);
+/* Check the engine's own tables, once; nw_bug on a violation. */
+void nw_optable_init(void);
+
 #endif /* NW_OPDEF_H */

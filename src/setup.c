@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include "internal.h"
+#include "opdef.h"
 #include "sqpoll.h"
 
 /* Header layout of the two ring regions; each hot word on its own line. */
@@ -295,10 +296,13 @@ static int check_attach_wq(const struct io_uring_params *p)
 
 int nw_setup(unsigned int entries, struct io_uring_params *uparams)
 {
+	static pthread_once_t optable_once = PTHREAD_ONCE_INIT;
 	struct io_uring_params p;
 	struct nw_ring *ring;
 	int fd, ret;
 
+	/* Every request starts from a ring: check the opcode tables first. */
+	pthread_once(&optable_once, nw_optable_init);
 	if (nw_copy_from_user(&p, uparams, sizeof(p)))
 		return -EFAULT;
 	for (size_t i = 0; i < sizeof(p.resv) / sizeof(p.resv[0]); i++)
