@@ -21,15 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <nowait-hook.h>
 #include "bench.h"
-
-/*
- * The user engine's count of reissued requests, declared in src/internal.h
- * (not exported from the .so; the bench links libnowait.a). Weak, so that
- * the bench still builds against an engine that does not have it: then
- * the reissue path reports count 0 and says the counter is missing.
- */
-extern unsigned long nw_stat_reissue(void) __attribute__((weak));
 
 static long lat_rounds = 10000;
 static long lat_race_rounds = 50000;
@@ -232,7 +225,7 @@ static int lat_reissue_round(struct lat_run *lr, unsigned long i, double *ns)
 {
 	long off = lat_race_ns * 3 / 2 * (long)(i % RACE_STEPS) / RACE_STEPS -
 		   lat_race_ns / 2;
-	unsigned long before = nw_stat_reissue ? nw_stat_reissue() : 0;
+	unsigned long before = nowait_hook_reissue_count();
 	unsigned int go;
 	uint64_t t0;
 
@@ -244,7 +237,7 @@ static int lat_reissue_round(struct lat_run *lr, unsigned long i, double *ns)
 	*ns = now_ns() - t0;
 	if (writer_wait(&lr->w, go))
 		return lat_fail(lr, "write (writer thread)", lr->w.err);
-	if (!nw_stat_reissue || nw_stat_reissue() == before)
+	if (nowait_hook_reissue_count() == before)
 		return 0;
 	return 1;
 }
@@ -445,12 +438,6 @@ static void lat_summary(const struct bench_ctx *ctx, double reissue,
 {
 	if (ctx->json || !bench_ctx_has(ctx, &bench_engine_user))
 		return;
-	if (!nw_stat_reissue) {
-		/* TODO: nw_stat_reissue() from src/internal.h not linked in */
-		printf("  reissue: the engine has no nw_stat_reissue() yet; "
-		       "rounds cannot be attributed\n");
-		return;
-	}
 	if (!(reissue > 0))
 		printf("  user reissue path never taken: no ratio to worker\n");
 	else if (worker > 0)

@@ -60,7 +60,7 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
-#include "pressure.h"
+#include <nowait-hook.h>
 
 #define PUBLIC __attribute__((visibility("default")))
 #define TLS    __thread __attribute__((tls_model("initial-exec")))
@@ -247,7 +247,7 @@ static void adapt_recompute(void)
 	 * likely needs this very CPU, so spinning only delays it (the RFC's
 	 * losses at many groups). Do not spin.
 	 */
-	if (nw_cpu_busy(now_ns())) {
+	if (nowait_hook_cpu_busy(now_ns())) {
 		ad.budget_ns = 0;
 		for (b = 0; b < NB_BUCKETS; b++)
 			ad.hist[b] -= ad.hist[b] / 8;
@@ -344,7 +344,7 @@ static inline bool pass_through(void)
 	if (__builtin_expect(spin_mode == SPIN_OFF, 1))
 		return true;
 	return spin_mode == SPIN_ADAPTIVE && ad.inited && !ad.budget_ns &&
-	       (++ad.quiet_calls & 15) && nw_cpu_busy_cached();
+	       (++ad.quiet_calls & 15) && nowait_hook_cpu_busy_cached();
 }
 
 /* ---- the spinning call ----------------------------------------------------
@@ -418,7 +418,7 @@ static ssize_t spin_io(int fd, const struct iovec *iov, int cnt, int wr,
 		ad.n_calls++;
 	start = now_ns();
 	/* adaptive: never while other tasks wait for the CPUs */
-	if (bud && spin_mode == SPIN_ADAPTIVE && nw_cpu_busy(start))
+	if (bud && spin_mode == SPIN_ADAPTIVE && nowait_hook_cpu_busy(start))
 		bud = 0;
 	if (bud == 0) {
 		/* adaptive, spinning does not pay now: still learn */
@@ -669,7 +669,8 @@ static void print_stats(void)
 		     (unsigned long long)ad.n_spin_ok,
 		     (unsigned long long)ad.n_slept,
 		     ad.n_spin_ok ? ad.spin_ns_total / 1e3 / ad.n_spin_ok : 0.0,
-		     ad.budget_ns, ad.contention, nw_cpu_busy(now_ns()));
+		     ad.budget_ns, ad.contention,
+		     nowait_hook_cpu_busy(now_ns()));
 	if (n > 0)
 		real_write(2, line, (size_t)n);
 }
@@ -686,8 +687,8 @@ __attribute__((constructor)) static void preload_pipespin_init(void)
 	if (!strcmp(s, "adaptive")) {
 		spin_mode = SPIN_ADAPTIVE;
 		/* forked children share one view of the CPUs (pressure.c) */
-		nw_pressure_share();
-		nw_cpu_busy(now_ns());
+		nowait_hook_pressure_share();
+		nowait_hook_cpu_busy(now_ns());
 	} else {
 		v = strtol(s, &end, 10);
 		if (*end || v <= 0)

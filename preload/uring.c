@@ -33,7 +33,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <nowait.h>
-#include "internal.h"
+#include <nowait-hook.h>
 #include "uring-filter.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -72,7 +72,7 @@ static long engine_call(long nr, const long *a)
 int nw_preload_ring_read(int fd);
 int nw_preload_ring_read(int fd)
 {
-	return user_mode && nw_is_ring_fd(fd);
+	return user_mode && nowait_hook_is_ring_fd(fd);
 }
 
 /* libc's syscall(): -1 and errno on failure. */

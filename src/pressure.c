@@ -20,7 +20,8 @@
  * spinning and only spins once it knows the CPUs are free.
  *
  * The state can live in a shared page (nw_pressure_share, which the
- * preload library calls before the program forks), so that a family of
+ * preload library's pipe spinner calls through nowait_hook_pressure_share
+ * of include/nowait-hook.h before the program forks), so that a family of
  * forked processes (hackbench's hundreds) takes one sample per interval
  * between them instead of one each: every sample costs a process its
  * first-touch faults on the code and data it needs, expensive on a VM.

@@ -11,7 +11,11 @@
 
 /* now_ns: CLOCK_MONOTONIC now, which the caller has at hand. */
 bool nw_cpu_busy(uint64_t now_ns);
-/* Keep the state in a shared page: forked children sample together. */
+/*
+ * Keep the state in a shared page: forked children sample together. The
+ * engine does not call it: it exists for nowait_hook_pressure_share()
+ * (include/nowait-hook.h), which the preload's pipe spinner calls.
+ */
 void nw_pressure_share(void);
 /* The last verdict, without looking at the clock (may be stale). */
 bool nw_cpu_busy_cached(void);

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nowait-hook.h: the door through which the project's own programs reach
+ * the engine beyond include/nowait.h: the preload library (preload/, the
+ * io_uring route and the pipe spinner) and nowait-bench (bench/). Nothing
+ * outside src/ includes the engine's own headers (the .h files of src/):
+ * what it needs of the engine is declared here and implemented in
+ * src/hook.c, which only calls into the engine.
+ *
+ * A private contract, not an API: `make install` does not install this
+ * header, and the functions may change with any commit. They are hidden
+ * symbols (-fvisibility=hidden): they link from libnowait.a (the bench)
+ * and within libnowait-preload.so (built from the engine's objects), and
+ * neither libnowait.so nor the preload exports them.
+ */
+#ifndef NOWAIT_HOOK_H
+#define NOWAIT_HOOK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Does fd name a nowait ring? Cheap (a bitmap) unless it ever did. */
+bool nowait_hook_is_ring_fd(int fd);
+
+/*
+ * Requests the engine reissued because their fd became ready while they
+ * were being parked (the reissue on a readiness race), process-wide.
+ */
+unsigned long nowait_hook_reissue_count(void);
+
+/*
+ * CPU pressure as the engine's spin policy sees it (src/pressure.c): true
+ * when runnable tasks waited for a CPU a good part of the last ~20 ms.
+ * now_ns: CLOCK_MONOTONIC now, which the caller has at hand.
+ */
+bool nowait_hook_cpu_busy(uint64_t now_ns);
+/* The last verdict, without looking at the clock (may be stale). */
+bool nowait_hook_cpu_busy_cached(void);
+/*
+ * Keep the pressure state in a shared page from now on, so that the
+ * processes this one forks sample the pressure together (one sample per
+ * interval between them, not one each). Call it before forking.
+ */
+void nowait_hook_pressure_share(void);
+
+#endif /* NOWAIT_HOOK_H */

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The door of include/nowait-hook.h: what the preload library and the
+ * bench need of the engine beyond include/nowait.h. Each function only
+ * calls into the engine; no logic lives here.
+ */
+#include <nowait-hook.h>
+#include "internal.h"
+#include "poll.h"
+#include "pressure.h"
+
+bool nowait_hook_is_ring_fd(int fd)
+{
+	return nw_is_ring_fd(fd);
+}
+
+unsigned long nowait_hook_reissue_count(void)
+{
+	return nw_stat_reissue();
+}
+
+bool nowait_hook_cpu_busy(uint64_t now_ns)
+{
+	return nw_cpu_busy(now_ns);
+}
+
+bool nowait_hook_cpu_busy_cached(void)
+{
+	return nw_cpu_busy_cached();
+}
+
+void nowait_hook_pressure_share(void)
+{
+	nw_pressure_share();
+}
