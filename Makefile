@@ -65,6 +65,9 @@ TOOLS      := $(B)/nowait-run $(B)/nowait-eperm
 
 all: lib $(B)/nowait-bench $(TEST_PROGS) $(B)/libnowait-preload.so $(TOOLS)
 
+# nowait-eperm shares the preload's seccomp filter (preload/uring-filter.h).
+$(B)/obj/tools/%.o: CFLAGS += -iquote preload
+
 $(B)/%: $(B)/obj/tools/%.o
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The drop-in route for unmodified io_uring programs (LD_PRELOAD, see
- * nowait-run). Two ways in, both ending in nowait_setup/enter/register:
+ * libnowait-preload.so, the io_uring route (the pipe spinner is
+ * pipespin.c): the drop-in route for unmodified io_uring programs
+ * (LD_PRELOAD, see nowait-run). Two ways in, both ending in
+ * nowait_setup/enter/register:
  * - libc's syscall() is interposed for the three io_uring numbers (fio's
  *   setup and register, libuv): the cheap path;
  * - a seccomp filter traps exactly those three numbers (SECCOMP_RET_TRAP,
@@ -67,7 +69,7 @@ static long engine_call(long nr, const long *a)
 /*
  * read() on a ring fd: the kernel's io_uring file has no read method
  * (-EINVAL); ours is a memfd, which would hand out the ring's bytes.
- * Called by the read() interposer (preload.c).
+ * Called by the read() interposer (pipespin.c).
  */
 int nw_preload_ring_read(int fd);
 int nw_preload_ring_read(int fd)

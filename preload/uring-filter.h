@@ -2,9 +2,9 @@
 /*
  * The seccomp filter that singles out io_uring_setup, io_uring_enter and
  * io_uring_register (425-427) on x86-64 and lets every other call through.
- * The preload library traps them (SECCOMP_RET_TRAP, to run them on the
- * engine); tools/nowait-eperm fails them with EPERM as container profiles
- * do. Use: struct sock_filter f[] = NW_URING_FILTER(SECCOMP_RET_TRAP);
+ * The preload library traps them (route.c: SECCOMP_RET_TRAP, to run them
+ * on the engine); tools/nowait-eperm fails them with EPERM as container
+ * profiles do. Use: struct sock_filter f[] = NW_URING_FILTER(SECCOMP_RET_TRAP);
  * (needs <stddef.h>, <linux/audit.h>, <linux/filter.h>, <linux/seccomp.h>,
  * <sys/syscall.h>).
  */

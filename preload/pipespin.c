@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libnowait-preload.so, part 1: busy-wait before sleep on pipes, for
- * blocking programs (the 2018 "pipe busy wait" RFC, in user space).
+ * libnowait-preload.so, the pipe spinner (the io_uring route is route.c):
+ * busy-wait before sleep on pipes, for blocking programs (the 2018 "pipe
+ * busy wait" RFC, in user space).
  *
  *   NOWAIT_PIPE_SPIN_US=N         spin up to N microseconds (1..1000)
  *   NOWAIT_PIPE_SPIN_US=adaptive  a per-thread budget learnt from what the
@@ -515,7 +516,7 @@ out_err:
 
 /* ---- the interposers ------------------------------------------------------ */
 
-int nw_preload_ring_read(int fd); /* uring.c */
+int nw_preload_ring_read(int fd); /* route.c */
 
 PUBLIC ssize_t read(int fd, void *buf, size_t count)
 {
