@@ -40,7 +40,7 @@ endif
 
 LIB_SRCS   := $(wildcard src/*.c)
 LIB_OBJS   := $(LIB_SRCS:%.c=$(B)/obj/%.o)
-TEST_SRCS  := $(filter-out test/helpers.c,$(wildcard test/*.c))
+TEST_SRCS  := $(filter-out test/helpers.c test/rawring.c,$(wildcard test/*.c))
 TEST_PROGS := $(TEST_SRCS:test/%.c=$(B)/test/%.t)
 BENCH_SRCS := $(wildcard bench/*.c)
 PRELOAD_SRCS := $(wildcard preload/*.c)
@@ -96,9 +96,11 @@ $(B)/libnowait-preload.so: $(PRELOAD_SRCS:%.c=$(B)/obj/%.o) $(LIB_OBJS)
 $(B)/nowait.pc: nowait.pc.in VERSION
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|;s|@LIBDIR@|$(LIBDIR)|;s|@INCDIR@|$(INCDIR)|;s|@VERSION@|$(VERSION)|' $< > $@
 
-$(B)/obj/bench/%.o: CFLAGS += $(BENCH_CFLAGS)
+# The bench drives its rings with the tests' raw ring (test/rawring.h).
+$(B)/obj/bench/%.o: CFLAGS += $(BENCH_CFLAGS) -iquote test
 
-$(B)/nowait-bench: $(BENCH_SRCS:%.c=$(B)/obj/%.o) $(B)/libnowait.a
+$(B)/nowait-bench: $(BENCH_SRCS:%.c=$(B)/obj/%.o) $(B)/obj/test/rawring.o \
+		   $(B)/libnowait.a
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(BENCH_LIBS) -lm
 
@@ -107,7 +109,8 @@ $(B)/obj/test/%.o: test/%.c
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS) $(TEST_CFLAGS) -c $< -o $@
 
-$(B)/test/%.t: $(B)/obj/test/%.o $(B)/obj/test/helpers.o $(B)/libnowait.a
+$(B)/test/%.t: $(B)/obj/test/%.o $(B)/obj/test/helpers.o \
+	       $(B)/obj/test/rawring.o $(B)/libnowait.a
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(TEST_LIBS) $(LDLIBS)

@@ -3,10 +3,11 @@
  * nowait-bench: what the benchmark's files share.
  *
  * An engine is one implementation of the three io_uring calls: the kernel's
- * (raw system calls) or nowait's (nowait_*). A ring is mapped and driven by
- * the same code for both, the way liburing does it, so that the only thing
- * that differs between two measurements is the engine. A workload is one
- * entry of the table in main.c and one file.
+ * (raw system calls) or nowait's (nowait_*), as test/rawring.h has them. A
+ * ring is mapped (by test/rawring.c) and driven by the same code for both,
+ * the way liburing does it, so that the only thing that differs between two
+ * measurements is the engine. A workload is one entry of the table in main.c
+ * and one file.
  */
 #ifndef NW_BENCH_H
 #define NW_BENCH_H
@@ -18,45 +19,37 @@
 #include <string.h>
 
 #include "compat.h"
+#include "rawring.h"
 
-/* The three calls, kernel semantics: results >= 0, or -errno. */
-struct bench_engine {
-	const char *name;
-	int (*setup)(unsigned int entries, struct io_uring_params *p);
-	int (*enter)(int fd, unsigned int to_submit, unsigned int min_complete,
-		     unsigned int flags, const void *arg, size_t argsz);
-	int (*reg)(int fd, unsigned int opcode, void *arg,
-		   unsigned int nr_args);
-};
-
-extern const struct bench_engine bench_engine_kernel;
-extern const struct bench_engine bench_engine_user;
-/* nowait with NOWAIT_PUNT=1 at set-up: blocking calls on workers */
-extern const struct bench_engine bench_engine_user_punt;
+/*
+ * The engines: t_calls_kernel and t_calls_user (rawring.h), and nowait
+ * with NOWAIT_PUNT=1 at set-up: blocking calls on workers.
+ */
+extern const struct t_calls bench_calls_user_punt;
 
 /*
  * A mapped ring. The SQ and CQ rings are always mapped separately (the
  * user engine does not offer IORING_FEAT_SINGLE_MMAP, and the kernel
  * accepts separate mappings too), so both engines run the same code.
+ * The fields the hot paths read are copied out of the mapping.
  */
 struct bench_ring {
-	const struct bench_engine *eng;
+	const struct t_calls *eng;
 	int fd;
 	unsigned int flags; /* setup flags the ring was created with */
 	unsigned int features;
 
-	unsigned int *sq_khead, *sq_ktail, *sq_kflags, *sq_array;
+	unsigned int *sq_khead, *sq_ktail, *sq_array;
 	unsigned int sq_mask, sq_entries;
 	unsigned int sqe_head; /* SQEs in [sqe_head, sqe_tail) are filled */
 	unsigned int sqe_tail; /* but not yet published */
 	struct io_uring_sqe *sqes;
 
-	unsigned int *cq_khead, *cq_ktail, *cq_kflags;
+	unsigned int *cq_khead, *cq_ktail;
 	unsigned int cq_mask, cq_entries;
 	struct io_uring_cqe *cqes;
 
-	void *sq_ptr, *cq_ptr;
-	size_t sq_size, cq_size, sqes_size;
+	struct t_ring map; /* the mapping (test/rawring.h), fd included */
 
 	const char *err_op; /* the call that failed in bench_ring_open() */
 };
@@ -64,7 +57,7 @@ struct bench_ring {
 #define BENCH_FAST_FLAGS \
 	(IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN)
 
-int bench_ring_open(struct bench_ring *r, const struct bench_engine *eng,
+int bench_ring_open(struct bench_ring *r, const struct t_calls *eng,
 		    unsigned int entries, unsigned int cq_entries,
 		    unsigned int flags);
 void bench_ring_close(struct bench_ring *r);
@@ -141,7 +134,7 @@ struct bench_param {
 #define BENCH_MAX_ENGINES 2
 
 struct bench_ctx {
-	const struct bench_engine *engines[BENCH_MAX_ENGINES];
+	const struct t_calls *engines[BENCH_MAX_ENGINES];
 	int nr_engines;
 	double seconds; /* measuring time per engine */
 	bool json;
@@ -166,9 +159,9 @@ extern const struct bench_workload bench_pingpong;
 extern const struct bench_workload bench_echo;
 extern const struct bench_workload bench_fileread;
 
-bool bench_ctx_has(const struct bench_ctx *ctx, const struct bench_engine *eng);
+bool bench_ctx_has(const struct bench_ctx *ctx, const struct t_calls *eng);
 bool bench_ctx_has_flavour(const struct bench_ctx *ctx,
-			   const struct bench_engine *eng, const char *name);
+			   const struct t_calls *eng, const char *name);
 
 /* A read or write SQE, as io_uring_prep_read()/io_uring_prep_write(). */
 static inline void bench_prep_rw(struct io_uring_sqe *sqe, int op, int fd,
@@ -203,7 +196,7 @@ void bench_report_error(const struct bench_ctx *ctx, const char *bench,
 void bench_report_error_kv(const struct bench_ctx *ctx, const char *bench,
 			   const char *engine, const char *key, const char *val,
 			   const char *op, int err);
-bool bench_setup_error_is_skip(const struct bench_engine *eng, int err);
+bool bench_setup_error_is_skip(const struct t_calls *eng, int err);
 void bench_report_ratio(const struct bench_ctx *ctx, const char *what,
 			double user, double kernel);
 void bench_watchdog(unsigned int seconds, const char *what);

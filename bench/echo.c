@@ -82,7 +82,7 @@ struct echo_cconn {
 
 struct echo_run {
 	const struct bench_ctx *ctx;
-	const struct bench_engine *eng;
+	const struct t_calls *eng;
 	unsigned int conns, size;
 	int lfd;
 
@@ -647,8 +647,8 @@ static void echo_report(const struct echo_run *er, const struct bench_stats *st,
 }
 
 /* One engine measured and reported; 1 on a failure. */
-static int echo_cell(const struct bench_ctx *ctx,
-		     const struct bench_engine *eng, struct echo_result *res)
+static int echo_cell(const struct bench_ctx *ctx, const struct t_calls *eng,
+		     struct echo_result *res)
 {
 	struct bench_stats st;
 	struct echo_run er;
@@ -697,10 +697,10 @@ static int echo_run(const struct bench_ctx *ctx)
 		       "  %-8s %10s %9s %9s %11s\n",
 		       echo_conns, echo_size, ctx->seconds, "engine", "req/s",
 		       "p50_us", "p99_us", "srv_cpu_us");
-	if (bench_ctx_has(ctx, &bench_engine_kernel))
-		status |= echo_cell(ctx, &bench_engine_kernel, &kernel);
-	if (bench_ctx_has(ctx, &bench_engine_user))
-		status |= echo_cell(ctx, &bench_engine_user, &user);
+	if (bench_ctx_has(ctx, &t_calls_kernel))
+		status |= echo_cell(ctx, &t_calls_kernel, &kernel);
+	if (bench_ctx_has(ctx, &t_calls_user))
+		status |= echo_cell(ctx, &t_calls_user, &user);
 	if (kernel.ok && user.ok)
 		bench_report_ratio(ctx, "req/s", user.req_per_sec,
 				   kernel.req_per_sec);

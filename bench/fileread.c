@@ -233,7 +233,7 @@ static int fr_ring_loop(struct fr_run *fr, struct bench_ring *r)
 	return 0;
 }
 
-static int fr_ring(struct fr_run *fr, const struct bench_engine *eng)
+static int fr_ring(struct fr_run *fr, const struct t_calls *eng)
 {
 	const struct bench_ctx *ctx = fr->ctx;
 	struct bench_ring r;
@@ -389,9 +389,9 @@ static int fr_measure(struct fr_run *fr, int e)
 {
 	switch (e) {
 	case FR_KERNEL:
-		return fr_ring(fr, &bench_engine_kernel);
+		return fr_ring(fr, &t_calls_kernel);
 	case FR_USER:
-		return fr_ring(fr, &bench_engine_user);
+		return fr_ring(fr, &t_calls_user);
 	case FR_LIBUV:
 		return fr_libuv(fr);
 	default:
@@ -426,9 +426,9 @@ static void fr_report(const struct fr_run *fr, int e, long mib)
 static bool fr_wanted(const struct bench_ctx *ctx, int e)
 {
 	if (e == FR_KERNEL)
-		return bench_ctx_has(ctx, &bench_engine_kernel);
+		return bench_ctx_has(ctx, &t_calls_kernel);
 	if (e == FR_USER)
-		return bench_ctx_has(ctx, &bench_engine_user);
+		return bench_ctx_has(ctx, &t_calls_user);
 	return ctx->nr_engines == BENCH_MAX_ENGINES;
 }
 

@@ -335,7 +335,7 @@ static int lat_measure(struct lat_run *lr, const struct lat_path *lp)
 	return ret;
 }
 
-static int lat_one(const struct bench_ctx *ctx, const struct bench_engine *eng,
+static int lat_one(const struct bench_ctx *ctx, const struct t_calls *eng,
 		   const struct lat_path *lp, struct lat_run *lr)
 {
 	unsigned int flags = ctx->plain_setup ? 0 : BENCH_FAST_FLAGS;
@@ -402,7 +402,7 @@ static unsigned long lat_nr_rounds(const struct bench_ctx *ctx,
 
 /* One (path, engine) measured and reported; 1 on a failure. */
 static int lat_cell(const struct bench_ctx *ctx, const struct lat_path *lp,
-		    const struct bench_engine *eng, double *avg)
+		    const struct t_calls *eng, double *avg)
 {
 	struct bench_stats st;
 	struct lat_run lr;
@@ -436,7 +436,7 @@ static int lat_cell(const struct bench_ctx *ctx, const struct lat_path *lp,
 static void lat_summary(const struct bench_ctx *ctx, double reissue,
 			double worker)
 {
-	if (ctx->json || !bench_ctx_has(ctx, &bench_engine_user))
+	if (ctx->json || !bench_ctx_has(ctx, &t_calls_user))
 		return;
 	if (!(reissue > 0))
 		printf("  user reissue path never taken: no ratio to worker\n");
@@ -451,8 +451,8 @@ static void lat_summary(const struct bench_ctx *ctx, double reissue,
 
 static int lat_run(const struct bench_ctx *ctx)
 {
-	static const struct bench_engine *const engs[] = {&bench_engine_kernel,
-							  &bench_engine_user};
+	static const struct t_calls *const engs[] = {&t_calls_kernel,
+						     &t_calls_user};
 	double avg[NR_LAT_PATHS][2] = {{0}};
 	int p, e, status = 0;
 

@@ -130,9 +130,9 @@ static int parse_engine(struct bench_ctx *ctx, const char *arg)
 			arg = strncmp(arg, "user", 4) ? "kernel" : "user";
 		}
 	if (!strcmp(arg, "kernel") || !strcmp(arg, "both"))
-		ctx->engines[ctx->nr_engines++] = &bench_engine_kernel;
+		ctx->engines[ctx->nr_engines++] = &t_calls_kernel;
 	if (!strcmp(arg, "user") || !strcmp(arg, "both"))
-		ctx->engines[ctx->nr_engines++] = &bench_engine_user;
+		ctx->engines[ctx->nr_engines++] = &t_calls_user;
 	return ctx->nr_engines ? 0 : -EINVAL;
 }
 

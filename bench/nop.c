@@ -146,7 +146,7 @@ static int nop_measure(struct nop_run *nr, double seconds)
 	return ret;
 }
 
-static int nop_one(const struct bench_ctx *ctx, const struct bench_engine *eng,
+static int nop_one(const struct bench_ctx *ctx, const struct t_calls *eng,
 		   struct nop_run *nr)
 {
 	unsigned int flags = ctx->plain_setup ? 0 : BENCH_FAST_FLAGS;
@@ -204,7 +204,7 @@ static int nop_run(const struct bench_ctx *ctx)
 		       "%.1f s per engine\n",
 		       nr.batch, nr.depth, nr.cbatch, ctx->seconds);
 	for (i = 0; i < ctx->nr_engines; i++) {
-		const struct bench_engine *eng = ctx->engines[i];
+		const struct t_calls *eng = ctx->engines[i];
 
 		nop_init(&nr);
 		ret = nop_one(ctx, eng, &nr);
@@ -217,7 +217,7 @@ static int nop_run(const struct bench_ctx *ctx)
 			continue;
 		}
 		nop_report(ctx, &nr, eng->name);
-		if (eng == &bench_engine_kernel)
+		if (eng == &t_calls_kernel)
 			kernel = nr.ops_per_sec;
 		else
 			user = nr.ops_per_sec;

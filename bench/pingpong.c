@@ -53,7 +53,7 @@ struct pp_side {
 
 struct pp_run {
 	const struct bench_ctx *ctx;
-	const struct bench_engine *eng;
+	const struct t_calls *eng;
 	struct pp_side ping, pong;
 	int p1[2], p2[2];
 	pthread_t pong_thr;
@@ -384,7 +384,7 @@ static void pp_report(const struct bench_ctx *ctx, const char *engine,
 }
 
 /* One (engine, spin) measured and reported; 1 on a failure. */
-static int pp_cell(const struct bench_ctx *ctx, const struct bench_engine *eng,
+static int pp_cell(const struct bench_ctx *ctx, const struct t_calls *eng,
 		   const char *spin, struct pp_result *res)
 {
 	const char *label = spin ? spin : PP_KERNEL;
@@ -456,11 +456,11 @@ static int pp_run_all(const struct bench_ctx *ctx)
 			       : pp_rounds,
 		       "engine", "spin_us", "rtt_p50", "avg", "p99",
 		       "cpu/wall");
-	if (bench_ctx_has(ctx, &bench_engine_kernel))
-		status |= pp_cell(ctx, &bench_engine_kernel, NULL, &kernel);
-	if (bench_ctx_has(ctx, &bench_engine_user))
+	if (bench_ctx_has(ctx, &t_calls_kernel))
+		status |= pp_cell(ctx, &t_calls_kernel, NULL, &kernel);
+	if (bench_ctx_has(ctx, &t_calls_user))
 		for (i = 0; i < NR_PP_SPINS; i++)
-			status |= pp_cell(ctx, &bench_engine_user, pp_spins[i],
+			status |= pp_cell(ctx, &t_calls_user, pp_spins[i],
 					  &user[i]);
 	pp_summary(ctx, user, &kernel);
 	return status;

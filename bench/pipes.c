@@ -39,16 +39,16 @@ static const struct bench_param pipes_params[] = {
 
 struct pipes_engine {
 	const char *name;
-	const struct bench_engine *eng;
+	const struct t_calls *eng;
 	bool async; /* IOSQE_ASYNC on the reads */
 };
 
 static const struct pipes_engine pipes_engines[] = {
-	{"kernel", &bench_engine_kernel, false},
-	{"kernel-async", &bench_engine_kernel, true},
-	{"user", &bench_engine_user, false},
-	{"user-async", &bench_engine_user, true},
-	{"user-punt", &bench_engine_user_punt, false},
+	{"kernel", &t_calls_kernel, false},
+	{"kernel-async", &t_calls_kernel, true},
+	{"user", &t_calls_user, false},
+	{"user-async", &t_calls_user, true},
+	{"user-punt", &bench_calls_user_punt, false},
 };
 
 #define NR_PIPES_ENGINES (int)(sizeof(pipes_engines) / sizeof(pipes_engines[0]))

@@ -111,9 +111,9 @@ void bench_report_error(const struct bench_ctx *ctx, const char *bench,
  * old kernel) is a skipped engine, not a failure: the user engine exists
  * for exactly that machine. The user engine must always set up.
  */
-bool bench_setup_error_is_skip(const struct bench_engine *eng, int err)
+bool bench_setup_error_is_skip(const struct t_calls *eng, int err)
 {
-	if (eng != &bench_engine_kernel)
+	if (eng != &t_calls_kernel)
 		return false;
 	return err == -EPERM || err == -ENOSYS || err == -EACCES;
 }

@@ -1,20 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Test helpers: engine selection, the three calls routed to nowait or to the
- * kernel, and a minimal raw ring (separate SQ and CQ maps, SQ index array,
- * store-release of the tails and heads we own), independent of liburing.
+ * kernel, and a minimal raw ring (SQ index array, store-release of the tails
+ * and heads we own) on the ring rawring.c maps, independent of liburing.
  */
 #include <signal.h>
 #include <time.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <nowait.h>
 #include "helpers.h"
 
 /*
@@ -117,118 +115,26 @@ void t_watchdog(unsigned int seconds)
 	alarm(seconds);
 }
 
+/* The selected engine's calls (rawring.h). */
+static const struct t_calls *t_calls(void)
+{
+	return t_engine() == T_ENGINE_KERNEL ? &t_calls_kernel : &t_calls_user;
+}
+
 int t_setup(unsigned int entries, struct io_uring_params *p)
 {
-	long ret;
-
-	if (t_engine() == T_ENGINE_USER)
-		return nowait_setup(entries, p);
-	ret = syscall(__NR_io_uring_setup, entries, p);
-	return ret < 0 ? -errno : (int)ret;
+	return t_calls()->setup(entries, p);
 }
 
 int t_enter(int fd, unsigned int to_submit, unsigned int min_complete,
 	    unsigned int flags, const void *arg, size_t argsz)
 {
-	long ret;
-
-	if (t_engine() == T_ENGINE_USER)
-		return nowait_enter(fd, to_submit, min_complete, flags, arg,
-				    argsz);
-	ret = syscall(__NR_io_uring_enter, fd, to_submit, min_complete, flags,
-		      arg, argsz);
-	return ret < 0 ? -errno : (int)ret;
+	return t_calls()->enter(fd, to_submit, min_complete, flags, arg, argsz);
 }
 
 int t_register(int fd, unsigned int opcode, void *arg, unsigned int nr_args)
 {
-	long ret;
-
-	if (t_engine() == T_ENGINE_USER)
-		return nowait_register(fd, opcode, arg, nr_args);
-	ret = syscall(__NR_io_uring_register, fd, opcode, arg, nr_args);
-	return ret < 0 ? -errno : (int)ret;
-}
-
-static unsigned int t_sqe_shift(const struct t_ring *r)
-{
-	return (r->p.flags & IORING_SETUP_SQE128) ? 1 : 0;
-}
-
-static unsigned int t_cqe_shift(const struct t_ring *r)
-{
-	return (r->p.flags & IORING_SETUP_CQE32) ? 1 : 0;
-}
-
-static void *t_map(int fd, size_t sz, off_t off)
-{
-	void *ptr = mmap(NULL, sz, PROT_READ | PROT_WRITE,
-			 MAP_SHARED | MAP_POPULATE, fd, off);
-
-	return ptr == MAP_FAILED ? NULL : ptr;
-}
-
-int t_ring_map(struct t_ring *r, int fd, const struct io_uring_params *p)
-{
-	int err;
-
-	memset(r, 0, sizeof(*r));
-	r->fd = fd;
-	r->p = *p;
-
-	r->sq_sz = p->sq_off.array + p->sq_entries * sizeof(unsigned int);
-	r->cq_sz = p->cq_off.cqes + ((size_t)p->cq_entries << t_cqe_shift(r)) *
-					    sizeof(struct io_uring_cqe);
-	r->sqes_sz = ((size_t)p->sq_entries << t_sqe_shift(r)) *
-		     sizeof(struct io_uring_sqe);
-
-	/* One map for both rings only when the engine says they alias. */
-	if (p->features & IORING_FEAT_SINGLE_MMAP) {
-		if (r->cq_sz > r->sq_sz)
-			r->sq_sz = r->cq_sz;
-		r->cq_sz = r->sq_sz;
-	}
-	r->sq_ptr = t_map(fd, r->sq_sz, IORING_OFF_SQ_RING);
-	if (!r->sq_ptr)
-		goto fail;
-	if (p->features & IORING_FEAT_SINGLE_MMAP) {
-		r->cq_ptr = r->sq_ptr;
-	} else {
-		r->cq_ptr = t_map(fd, r->cq_sz, IORING_OFF_CQ_RING);
-		if (!r->cq_ptr)
-			goto fail;
-	}
-	r->sqes = t_map(fd, r->sqes_sz, IORING_OFF_SQES);
-	if (!r->sqes)
-		goto fail;
-
-	r->sq_head = (unsigned int *)((char *)r->sq_ptr + p->sq_off.head);
-	r->sq_tail = (unsigned int *)((char *)r->sq_ptr + p->sq_off.tail);
-	r->sq_mask = (unsigned int *)((char *)r->sq_ptr + p->sq_off.ring_mask);
-	r->sq_entries =
-		(unsigned int *)((char *)r->sq_ptr + p->sq_off.ring_entries);
-	r->sq_flags = (unsigned int *)((char *)r->sq_ptr + p->sq_off.flags);
-	r->sq_dropped = (unsigned int *)((char *)r->sq_ptr + p->sq_off.dropped);
-	r->sq_array = (unsigned int *)((char *)r->sq_ptr + p->sq_off.array);
-
-	r->cq_head = (unsigned int *)((char *)r->cq_ptr + p->cq_off.head);
-	r->cq_tail = (unsigned int *)((char *)r->cq_ptr + p->cq_off.tail);
-	r->cq_mask = (unsigned int *)((char *)r->cq_ptr + p->cq_off.ring_mask);
-	r->cq_entries =
-		(unsigned int *)((char *)r->cq_ptr + p->cq_off.ring_entries);
-	r->cq_overflow =
-		(unsigned int *)((char *)r->cq_ptr + p->cq_off.overflow);
-	r->cq_flags = (unsigned int *)((char *)r->cq_ptr + p->cq_off.flags);
-	r->cqes = (struct io_uring_cqe *)((char *)r->cq_ptr + p->cq_off.cqes);
-
-	r->sqe_tail = __atomic_load_n(r->sq_tail, __ATOMIC_RELAXED);
-	return 0;
-fail:
-	/* Leave the fd to the caller: unmap only what was mapped here. */
-	err = errno ? -errno : -ENOMEM;
-	r->fd = -1;
-	t_ring_exit(r);
-	return err;
+	return t_calls()->reg(fd, opcode, arg, nr_args);
 }
 
 int t_ring_init(struct t_ring *r, unsigned int entries,
@@ -250,20 +156,6 @@ int t_ring_init(struct t_ring *r, unsigned int entries,
 	if (ret)
 		close(fd);
 	return ret;
-}
-
-void t_ring_exit(struct t_ring *r)
-{
-	if (r->sqes)
-		munmap(r->sqes, r->sqes_sz);
-	if (r->cq_ptr && r->cq_ptr != r->sq_ptr)
-		munmap(r->cq_ptr, r->cq_sz);
-	if (r->sq_ptr)
-		munmap(r->sq_ptr, r->sq_sz);
-	if (r->fd >= 0)
-		close(r->fd);
-	memset(r, 0, sizeof(*r));
-	r->fd = -1;
 }
 
 struct io_uring_sqe *t_get_sqe(struct t_ring *r)

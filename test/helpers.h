@@ -20,6 +20,7 @@
 #include <sys/types.h>
 #include <linux/io_uring.h>
 #include "compat.h"
+#include "rawring.h"
 
 #define T_EXIT_PASS 0
 #define T_EXIT_FAIL 1
@@ -61,27 +62,13 @@ int t_enter(int fd, unsigned int to_submit, unsigned int min_complete,
 	    unsigned int flags, const void *arg, size_t argsz);
 int t_register(int fd, unsigned int opcode, void *arg, unsigned int nr_args);
 
-/* A raw ring mapped the way liburing maps it (separate SQ and CQ maps). */
-struct t_ring {
-	int fd;
-	struct io_uring_params p;
-	unsigned int *sq_head, *sq_tail, *sq_mask, *sq_entries, *sq_flags;
-	unsigned int *sq_dropped, *sq_array;
-	unsigned int *cq_head, *cq_tail, *cq_mask, *cq_entries, *cq_overflow;
-	unsigned int *cq_flags;
-	struct io_uring_sqe *sqes;
-	struct io_uring_cqe *cqes;
-	unsigned int sqe_tail; /* local tail, published by t_ring_flush */
-	void *sq_ptr, *cq_ptr;
-	size_t sq_sz, cq_sz, sqes_sz;
-};
-
-/* Set up and map a ring; returns 0 or -errno (setup's error). */
+/*
+ * The raw ring (struct t_ring, t_ring_map, t_ring_exit) is rawring.h's.
+ * Set up (on the selected engine) and map a ring; returns 0 or -errno
+ * (setup's error).
+ */
 int t_ring_init(struct t_ring *r, unsigned int entries,
 		struct io_uring_params *p);
-/* Map an already set-up ring fd (p as setup returned it): 0 or -errno. */
-int t_ring_map(struct t_ring *r, int fd, const struct io_uring_params *p);
-void t_ring_exit(struct t_ring *r);
 /* Next free SQE, zeroed, or NULL when the SQ is full. */
 struct io_uring_sqe *t_get_sqe(struct t_ring *r);
 /* Fill an SQE as io_uring_prep_nop would, with user_data. */
