@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <time.h>
 #include "cancel.h"
+#include "complete.h"
 #include "opdef.h"
 #include "poll.h"
 #include "timeout.h"

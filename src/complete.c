@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include "internal.h"
+#include "complete.h"
 #include "opdef.h"
 #include "poll.h"
 #include "rsrc.h"

@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include "drain.h"
+#include "complete.h"
 
 static unsigned int chain_len(const struct nw_req *req)
 {

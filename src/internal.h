@@ -319,64 +319,6 @@ void nw_ring_add(struct nw_ring *ring, int fd);
 /* setup.c */
 int nw_setup(unsigned int entries, struct io_uring_params *p);
 
-/* complete.c */
-/* Finish a request from any thread: the submit side posts its CQE. */
-void nw_req_complete_async(struct nw_req *req);
-/* Queue req for the submit side, to run req->tw_func there (any thread). */
-void nw_req_task_queue(struct nw_req *req);
-/*
- * Post an extra CQE from any thread, through task work: tags with no
- * request to go before, MSG_RING's CQE on another ring.
- */
-void nw_post_aux_async(struct nw_ring *ring, uint64_t user_data, int res,
-		       uint32_t cflags);
-/*
- * Finish a waiting request: inline on the submit side (the next request of
- * its chain goes on through its tw_func), else as task work.
- */
-void nw_req_finish(struct nw_req *req, bool submit_side);
-/* Complete what other threads finished. Called on the submit side. */
-void nw_run_tw(struct nw_ring *ring);
-/* Run task work now if the submit side is free (non-lockless rings). */
-void nw_run_tw_trylock(struct nw_ring *ring);
-struct nw_req *nw_req_complete_inline(struct nw_req *req);
-void nw_req_set_fail(struct nw_req *req, int res);
-void nw_cq_begin_batch(struct nw_ring *ring);
-void nw_cq_add_batch(struct nw_ring *ring, const struct nw_req *req, int res);
-void nw_cq_flush_batch(struct nw_ring *ring);
-bool nw_cq_flush_overflow(struct nw_ring *ring);
-unsigned int nw_cq_ready(struct nw_ring *ring);
-/* No room for one more CQE without overflowing (submit side). */
-bool nw_cq_full(struct nw_ring *ring);
-/* Room for one more CQE, behind the batch and any backlog. Submit side. */
-bool nw_cq_has_room(struct nw_ring *ring);
-/* Take the submit side: submit_lock, or nothing on lockless rings. */
-void nw_submit_lock(struct nw_ring *ring);
-void nw_submit_unlock(struct nw_ring *ring);
-struct nw_req *nw_req_alloc(struct nw_ring *ring);
-void nw_req_free(struct nw_ring *ring, struct nw_req *req);
-
-/*
- * Queue req's CQE (with res) into the current submit batch, straight into
- * the CQ room reserved by nw_cq_begin_batch when there is some.
- */
-static inline void nw_cq_add(struct nw_ring *ring, const struct nw_req *req,
-			     int res)
-{
-	if (likely(ring->cq_room)) {
-		unsigned int slot = ring->cached_cq_tail++ & ring->cq_mask;
-		struct io_uring_cqe *cqe =
-			(void *)(ring->cqes + ((size_t)slot << 4));
-
-		ring->cq_room--;
-		cqe->user_data = req->user_data;
-		cqe->res = res;
-		cqe->flags = req->cflags;
-		return;
-	}
-	nw_cq_add_batch(ring, req, res);
-}
-
 /* wait.c */
 int nw_wait(struct nw_ring *ring, unsigned int min_complete, unsigned int flags,
 	    const void *arg, size_t argsz);

@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include "fdhigh.h"
+#include "complete.h"
 #include "msgring.h"
 #include "rsrc.h"
 

@@ -32,6 +32,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include "net.h"
+#include "complete.h"
 #include "poll.h"
 #include "kbuf.h"
 

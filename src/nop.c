@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include "nop.h"
+#include "complete.h"
 
 struct nw_nop {
 	unsigned int flags;

@@ -32,6 +32,7 @@
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include "poll.h"
+#include "complete.h"
 #include "fdcache.h"
 #include "fdhigh.h"
 #include "opdef.h"

@@ -19,6 +19,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include "reactor.h"
+#include "complete.h"
 #include "cancel.h"
 #include "kbuf.h"
 #include "poll.h"

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "internal.h"
+#include "complete.h"
 #include "fdhigh.h"
 #include "opdef.h"
 #include "reactor.h"

@@ -40,6 +40,7 @@
 #include <sys/resource.h>
 #include <sys/uio.h>
 #include "rsrc.h"
+#include "complete.h"
 #include "fdhigh.h"
 #include "pin.h"
 #include "fdcache.h"

@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include "rw.h"
+#include "complete.h"
 #include "poll.h"
 #include "rsrc.h"
 #include "kbuf.h"

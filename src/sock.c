@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <sys/socket.h>
 #include "net.h"
+#include "complete.h"
 #include "poll.h"
 #include "rsrc.h"
 

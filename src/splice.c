@@ -30,6 +30,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "splice.h"
+#include "complete.h"
 #include "fs.h"
 #include "poll.h"
 #include "rsrc.h"

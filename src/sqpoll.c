@@ -36,6 +36,7 @@
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include "internal.h"
+#include "complete.h"
 #include "submit.h"
 #include "sqpoll.h"
 

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <string.h>
 #include "internal.h"
+#include "complete.h"
 #include "submit.h"
 #include "opdef.h"
 #include "poll.h"
@@ -417,13 +418,12 @@ static unsigned int submit_fast_run(struct nw_ring *ring, unsigned int left)
 		     cq_tail = ring->cached_cq_tail;
 	unsigned int room = ring->cq_room, n;
 	const unsigned int sq_mask = ring->sq_mask, cq_mask = ring->cq_mask;
-	char *const cqes = ring->cqes;
+	char *const cqes = nw_cq_entries(ring);
 
 	for (n = 0; n < left && room; n++) {
 		unsigned int idx = sq_head & sq_mask;
 		int (*fast)(const struct io_uring_sqe *sqe, int32_t *res);
 		const struct io_uring_sqe *sqe;
-		struct io_uring_cqe *cqe;
 		uint32_t word;
 		int32_t res;
 
@@ -440,10 +440,8 @@ static unsigned int submit_fast_run(struct nw_ring *ring, unsigned int left)
 			break;
 		if (unlikely(fast(sqe, &res)))
 			break;
-		cqe = (void *)(cqes + ((size_t)(cq_tail++ & cq_mask) << 4));
-		cqe->user_data = READ_ONCE(sqe->user_data);
-		cqe->res = res;
-		cqe->flags = 0;
+		nw_cqe16_write(cqes, cq_tail++ & cq_mask,
+			       READ_ONCE(sqe->user_data), res, 0);
 		sq_head++;
 		room--;
 	}

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include "internal.h"
+#include "complete.h"
 #include "submit.h"
 #include "sqpoll.h"
 #include <nowait.h>

@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include <sys/timerfd.h>
 #include "timeout.h"
+#include "complete.h"
 #include "cancel.h"
 #include "fdhigh.h"
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include "internal.h"
+#include "complete.h"
 #include "fdhigh.h"
 #include "reactor.h"
 #include "spin.h"

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Completion (complete.c): how requests finish and how CQEs reach the CQ
+ * ring. The CQ ring's entries are written here and in complete.c only.
+ */
+#ifndef NW_COMPLETE_H
+#define NW_COMPLETE_H
+
+#include "internal.h"
+
+/*
+ * Write one 16-byte CQE into slot of the CQ array cqes, in room reserved
+ * for the submit side (nw_cq_begin_batch); the tail is published later,
+ * at the flush. The submit fast path calls it with the ring's fields in
+ * registers.
+ */
+static inline void nw_cqe16_write(char *cqes, unsigned int slot,
+				  uint64_t user_data, int32_t res,
+				  uint32_t flags)
+{
+	struct io_uring_cqe *cqe = (void *)(cqes + ((size_t)slot << 4));
+
+	cqe->user_data = user_data;
+	cqe->res = res;
+	cqe->flags = flags;
+}
+
+/* The CQ array, for a writer that keeps it in a register (submit.c). */
+static inline char *nw_cq_entries(const struct nw_ring *ring)
+{
+	return ring->cqes;
+}
+
+/* Finish a request from any thread: the submit side posts its CQE. */
+void nw_req_complete_async(struct nw_req *req);
+/* Queue req for the submit side, to run req->tw_func there (any thread). */
+void nw_req_task_queue(struct nw_req *req);
+/*
+ * Post an extra CQE from any thread, through task work: tags with no
+ * request to go before, MSG_RING's CQE on another ring.
+ */
+void nw_post_aux_async(struct nw_ring *ring, uint64_t user_data, int res,
+		       uint32_t cflags);
+/*
+ * Finish a waiting request: inline on the submit side (the next request of
+ * its chain goes on through its tw_func), else as task work.
+ */
+void nw_req_finish(struct nw_req *req, bool submit_side);
+/* Complete what other threads finished. Called on the submit side. */
+void nw_run_tw(struct nw_ring *ring);
+/* Run task work now if the submit side is free (non-lockless rings). */
+void nw_run_tw_trylock(struct nw_ring *ring);
+struct nw_req *nw_req_complete_inline(struct nw_req *req);
+void nw_req_set_fail(struct nw_req *req, int res);
+void nw_cq_begin_batch(struct nw_ring *ring);
+void nw_cq_add_batch(struct nw_ring *ring, const struct nw_req *req, int res);
+void nw_cq_flush_batch(struct nw_ring *ring);
+bool nw_cq_flush_overflow(struct nw_ring *ring);
+unsigned int nw_cq_ready(struct nw_ring *ring);
+/* No room for one more CQE without overflowing (submit side). */
+bool nw_cq_full(struct nw_ring *ring);
+/* Room for one more CQE, behind the batch and any backlog. Submit side. */
+bool nw_cq_has_room(struct nw_ring *ring);
+/* Take the submit side: submit_lock, or nothing on lockless rings. */
+void nw_submit_lock(struct nw_ring *ring);
+void nw_submit_unlock(struct nw_ring *ring);
+struct nw_req *nw_req_alloc(struct nw_ring *ring);
+void nw_req_free(struct nw_ring *ring, struct nw_req *req);
+
+/*
+ * Queue req's CQE (with res) into the current submit batch, straight into
+ * the CQ room reserved by nw_cq_begin_batch when there is some.
+ */
+static inline void nw_cq_add(struct nw_ring *ring, const struct nw_req *req,
+			     int res)
+{
+	if (likely(ring->cq_room)) {
+		ring->cq_room--;
+		nw_cqe16_write(ring->cqes,
+			       ring->cached_cq_tail++ & ring->cq_mask,
+			       req->user_data, res, req->cflags);
+		return;
+	}
+	nw_cq_add_batch(ring, req, res);
+}
+
+#endif
