@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "compat.h"
+#include "nowait-abi.h"
 #include "rawring.h"
 
 /*

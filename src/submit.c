@@ -502,6 +502,35 @@ static const struct io_uring_sqe *next_sqe(struct nw_ring *ring)
 	return nw_sqe_at(ring, idx);
 }
 
+/*
+ * The end of a batch: what it left open or parked goes on, its CQEs are
+ * published, and the SQ head tells the program its slots are free.
+ */
+static void submit_end(struct nw_ring *ring, unsigned int parks_before)
+{
+	/* Links never span enter calls: issue an unterminated chain now. */
+	if (unlikely(ring->link_head)) {
+		struct nw_req *head = ring->link_head;
+
+		ring->link_head = NULL;
+		queue_fallback(head);
+	}
+	if (!ring->lockless_cq)
+		nw_run_tw(ring);
+	/*
+	 * Requests parked by this batch whose data raced in meanwhile are
+	 * reissued now, before anyone sleeps: one epoll check per batch.
+	 */
+	if (unlikely(nw_parks != parks_before)) {
+		static const struct timespec zero;
+
+		nw_reactor_run(ring, &zero, NULL, NW_RUN_SUBMIT);
+	}
+	nw_cq_flush_batch(ring);
+	start_drivers(ring);
+	store_release(ring->sq_head, ring->cached_sq_head);
+}
+
 int nw_submit_sqes(struct nw_ring *ring, unsigned int nr)
 {
 	unsigned int entries, left, ret, parks_before;
@@ -550,27 +579,7 @@ int nw_submit_sqes(struct nw_ring *ring, unsigned int nr)
 	} while (--left);
 
 out:
-	/* Links never span enter calls: issue an unterminated chain now. */
-	if (unlikely(ring->link_head)) {
-		struct nw_req *head = ring->link_head;
-
-		ring->link_head = NULL;
-		queue_fallback(head);
-	}
-	if (!ring->lockless_cq)
-		nw_run_tw(ring);
-	/*
-	 * Requests parked by this batch whose data raced in meanwhile are
-	 * reissued now, before anyone sleeps: one epoll check per batch.
-	 */
-	if (unlikely(nw_parks != parks_before)) {
-		static const struct timespec zero;
-
-		nw_reactor_run(ring, &zero, NULL, NW_RUN_SUBMIT);
-	}
-	nw_cq_flush_batch(ring);
-	start_drivers(ring);
-	store_release(ring->sq_head, ring->cached_sq_head);
+	submit_end(ring, parks_before);
 	ret -= left;
 	if (!ret && no_req)
 		return -EAGAIN;

@@ -19,7 +19,7 @@
 #include <pthread.h>
 #include <sys/types.h>
 #include <linux/io_uring.h>
-#include "compat.h"
+#include "nowait-abi.h"
 #include "rawring.h"
 
 #define T_EXIT_PASS 0

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * io_uring ABI constants that older <linux/io_uring.h> copies lack (Debian
+ * 12 ships the 6.1 header), for the engine, the project's tests and its
+ * benchmarks alike. Each is written from the documented ABI and defined
+ * only when the system header does not have it. Not installed: a program
+ * built against a newer header has them already.
+ */
+#ifndef NOWAIT_ABI_H
+#define NOWAIT_ABI_H
+
+#include <linux/io_uring.h>
+
+#ifndef IORING_SETUP_NO_MMAP
+#define IORING_SETUP_NO_MMAP (1U << 14)
+#endif
+#ifndef IORING_SETUP_REGISTERED_FD_ONLY
+#define IORING_SETUP_REGISTERED_FD_ONLY (1U << 15)
+#endif
+#ifndef IORING_SETUP_NO_SQARRAY
+#define IORING_SETUP_NO_SQARRAY (1U << 16)
+#endif
+#ifndef IORING_SETUP_HYBRID_IOPOLL
+#define IORING_SETUP_HYBRID_IOPOLL (1U << 17)
+#endif
+
+#ifndef IORING_ENTER_ABS_TIMER
+#define IORING_ENTER_ABS_TIMER (1U << 5)
+#endif
+#ifndef IORING_ENTER_EXT_ARG_REG
+#define IORING_ENTER_EXT_ARG_REG (1U << 6)
+#endif
+#ifndef IORING_ENTER_NO_IOWAIT
+#define IORING_ENTER_NO_IOWAIT (1U << 7)
+#endif
+
+#ifndef IORING_FEAT_REG_REG_RING
+#define IORING_FEAT_REG_REG_RING (1U << 13)
+#endif
+#ifndef IORING_FEAT_RECVSEND_BUNDLE
+#define IORING_FEAT_RECVSEND_BUNDLE (1U << 14)
+#endif
+#ifndef IORING_FEAT_MIN_TIMEOUT
+#define IORING_FEAT_MIN_TIMEOUT (1U << 15)
+#endif
+
+#ifndef IORING_CQE_F_BUF_MORE
+#define IORING_CQE_F_BUF_MORE (1U << 4)
+#endif
+
+#ifndef IORING_TIMEOUT_MULTISHOT
+#define IORING_TIMEOUT_MULTISHOT (1U << 6)
+#endif
+
+/* IORING_OP_MSG_RING: sqe->file_index carries the target CQE's flags. */
+#ifndef IORING_MSG_RING_FLAGS_PASS
+#define IORING_MSG_RING_FLAGS_PASS (1U << 1)
+#endif
+
+#ifndef IORING_POLL_ADD_LEVEL
+#define IORING_POLL_ADD_LEVEL (1U << 3)
+#endif
+
+/* IORING_OP_NOP flags, in the SQE's rw_flags slot (nop_flags). */
+#ifndef IORING_NOP_INJECT_RESULT
+#define IORING_NOP_INJECT_RESULT (1U << 0)
+#endif
+#ifndef IORING_NOP_FILE
+#define IORING_NOP_FILE (1U << 1)
+#endif
+#ifndef IORING_NOP_FIXED_FILE
+#define IORING_NOP_FIXED_FILE (1U << 2)
+#endif
+#ifndef IORING_NOP_FIXED_BUFFER
+#define IORING_NOP_FIXED_BUFFER (1U << 3)
+#endif
+#ifndef IORING_NOP_TW
+#define IORING_NOP_TW (1U << 4)
+#endif
+#ifndef IORING_NOP_CQE32
+#define IORING_NOP_CQE32 (1U << 5)
+#endif
+
+#endif /* NOWAIT_ABI_H */
