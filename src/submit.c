@@ -70,6 +70,7 @@ static void req_work(struct nw_work *work)
 {
 	struct nw_req *req = container_of(work, struct nw_req, work);
 	const struct nw_issue_def *def = &nw_issue_defs[req->opcode];
+	struct nw_ring *ring = req->ring;
 	int ret = NW_PUNT;
 
 	if ((req->sqe_flags & IOSQE_ASYNC) && !(req->flags & NW_REQ_F_BLOCK) &&
@@ -85,7 +86,7 @@ static void req_work(struct nw_work *work)
 			if (nw_poll_arm(req,
 					def->pollin ? NW_POLLIN : NW_POLLOUT) ==
 			    NW_POLL_OK) {
-				start_drivers(req->ring);
+				start_drivers(ring); /* req may be gone */
 				return;
 			}
 			ret = def->issue(req, 0);
@@ -96,8 +97,10 @@ static void req_work(struct nw_work *work)
 		ret = issue_blocking(req, def);
 	nw_iowq_done(work);
 done:
-	if (ret == NW_QUEUED)
+	if (ret == NW_QUEUED) {
+		start_drivers(ring); /* it parked or armed something */
 		return;
+	}
 	if (ret < 0)
 		nw_req_set_fail(req, ret);
 	req->flags |= NW_REQ_F_WORKER;
@@ -247,14 +250,18 @@ static void issue_chain(struct nw_req *req)
  */
 static void chain_tw(struct nw_req *req, bool submit_side)
 {
+	struct nw_ring *ring = req->ring;
+
 	issue_chain(req);
-	start_drivers(req->ring);
+	start_drivers(ring); /* req may be complete and gone by now */
 }
 
 static void reissue_tw(struct nw_req *req, bool submit_side)
 {
+	struct nw_ring *ring = req->ring;
+
 	if (req_issue(req) == NW_QUEUED) {
-		start_drivers(req->ring);
+		start_drivers(ring); /* req may be complete and gone by now */
 		return;
 	}
 	nw_req_finish(req, submit_side);
