@@ -20,7 +20,7 @@
 #include <sys/eventfd.h>
 #include "complete.h"
 #include "opdef.h"
-#include "poll.h"
+#include "ringpoll.h"
 #include "rsrc.h"
 #include "timeout.h"
 #include "drain.h"
@@ -161,8 +161,8 @@ static void cq_fill(struct nw_ring *ring, const struct nw_cqe *c,
 
 /*
  * Polls of the ring's own fd hear of the new state: after a full fence
- * between the tail store and the look at ring_pollers (poll.c), paid only
- * by rings that were ever polled.
+ * between the tail store and the look at ring_pollers (ringpoll.c, its
+ * poll_ops), paid only by rings that were ever polled.
  */
 static void ring_poll_wake(struct nw_ring *ring)
 {
@@ -178,7 +178,7 @@ static void ring_poll_wake(struct nw_ring *ring)
 #else
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 #endif
-	nw_poll_ring_wake(ring);
+	ring->poll_ops->wake(ring);
 }
 
 /* Publish the tail and tell the eventfd. Called on the submit side. */

@@ -31,7 +31,7 @@ struct nw_pollfd {
 	struct nw_list parked;
 	struct nw_list
 		busy_node; /* on ring->busy_pfds while parked is not empty */
-	/* The fd is a ring's: watch_fd (a dup of its poll_evfd) is watched. */
+	/* The fd is a ring's: watch_fd, a dup of its poll_evfd (ringpoll.c). */
 	struct nw_ring *target;
 	int watch_fd;
 };

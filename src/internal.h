@@ -115,6 +115,7 @@ struct nw_sqd;
 struct nw_kbuf;
 struct nw_kbuf_ctx;
 struct nw_pollfd;
+struct nw_ring_poll_ops;
 struct iovec;
 
 /*
@@ -268,9 +269,11 @@ struct nw_ring {
 	bool bg_running, bg_in_wait;
 	bool punt_all; /* NOWAIT_PUNT=1: no nowait-first issue */
 	/*
-	 * Polls of this ring's own fd (poll.c): once polled, every CQ commit
-	 * writes poll_evfd while ring_pollers (atomic) says someone waits.
+	 * Polls of this ring's own fd (ringpoll.c, through poll_ops, set at
+	 * setup): once polled, every CQ commit writes poll_evfd while
+	 * ring_pollers (atomic) says someone waits.
 	 */
+	const struct nw_ring_poll_ops *poll_ops;
 	bool poll_activated;
 	int poll_evfd;
 	unsigned int ring_pollers;

@@ -2,7 +2,8 @@
 /*
  * Readiness: requests that would block are parked on their fd and
  * reissued when it becomes ready, the kernel's async poll (io_uring/poll.c
- * io_arm_poll_handler) on epoll. Also POLL_ADD and POLL_REMOVE.
+ * io_arm_poll_handler) on epoll. Also POLL_ADD and POLL_REMOVE, and the
+ * multishot turns of ops that stay parked.
  *
  * Every fd the ring waits on has a struct nw_pollfd: its parked requests
  * and edge counters. The fd is watched edge-triggered (loop.c); each
@@ -14,12 +15,17 @@
  * next attempt is skipped altogether.
  *
  * Each watched fd is an event source of the ring's loop (pfd->io): the
- * reactor (reactor.c) harvests and calls pollfd_fire, which moves what the
- * edge wakes to the harvest's ready list; the reactor then runs each
+ * reactor (reactor.c) harvests and calls nw_pollfd_fire, which moves what
+ * the edge wakes to the harvest's ready list; the reactor then runs each
  * request's tw_func, left by whoever parked it (submit.c's reissue, or
  * poll_add_fire for a POLL_ADD). Multishot requests stay parked and get
  * their turns as task work (mshot_tw). Nothing here starts a thread.
  * Locks: submit_lock, then poll_lock.
+ *
+ * A ring's fd as a pollable file (POLL_ADD on it, its pfd's watch, wake
+ * and check) is ringpoll.c's, which parks with this file's machinery
+ * (poll-int.h); this file reaches it only through the target ring's
+ * poll_ops (ringpoll.h), where it meets a ring's fd (pfd->target).
  */
 #include <errno.h>
 #include <poll.h>
@@ -28,13 +34,10 @@
 #include <string.h>
 #include <unistd.h>
 #include <fcntl.h>
-#include <linux/membarrier.h>
-#include <sys/eventfd.h>
-#include <sys/syscall.h>
-#include "poll.h"
+#include "poll-int.h"
+#include "ringpoll.h"
 #include "complete.h"
 #include "fdcache.h"
-#include "fdhigh.h"
 #include "opdef.h"
 
 #define NW_POLL_MAX_ARMS 128 /* the kernel's APOLL_MAX_RETRY */
@@ -60,24 +63,8 @@ static long long now_ns(void)
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/*
- * A POLL_ADD's own state: the ring whose fd it is parked on, if any, and
- * its place in ring->poll_hash while parked (POLL_REMOVE finds it there).
- */
-struct nw_poll_ring {
-	struct nw_ring *target;
-	unsigned int wake_res; /* woken by the target's CQ post: POLLIN */
-	struct nw_list hash_node;
-};
-_Static_assert(sizeof(struct nw_poll_ring) <= NW_REQ_CMD_SIZE, "size");
-static struct nw_poll_ring *ring_poll(struct nw_req *req)
-{
-	return nw_req_cmd(req, struct nw_poll_ring);
-}
-
 static unsigned long stat_reissue;
 __thread unsigned int nw_parks;
-__thread struct nw_ring *nw_poll_activated;
 
 unsigned long nw_stat_reissue(void)
 {
@@ -90,7 +77,7 @@ void nw_poll_count_reissue(void)
 }
 
 /* A request leaves its fd for the harvest's ready list (poll_node). */
-static void to_ready(struct nw_list *ready, struct nw_req *req)
+void nw_poll_to_ready(struct nw_list *ready, struct nw_req *req)
 {
 	req->poll_events = 0;
 	nw_list_add_tail(&req->poll_node, ready);
@@ -149,22 +136,15 @@ void nw_poll_drained(struct nw_req *req)
 }
 
 /* Watch pfd's fd on first use; later watches are checked by the reactor. */
-static void ring_pfd_unwatch(struct nw_ring *ring, struct nw_pollfd *pfd);
-static void ring_pfd_verify(struct nw_ring *ring, struct nw_pollfd *pfd,
-			    struct nw_list *ready);
-
-static void pollfd_fire(struct nw_io *io, unsigned int events,
-			struct nw_harvest *h);
-
 static int pollfd_watch(struct nw_ring *ring, struct nw_pollfd *pfd)
 {
 	int r;
 
-	if (pfd->target)
-		ring_pfd_unwatch(ring, pfd); /* no longer a ring's fd */
+	if (pfd->target) /* no longer a ring's fd */
+		pfd->target->poll_ops->unwatch(ring, pfd);
 	if (pfd->watched)
 		return 0;
-	pfd->io.cb = pollfd_fire;
+	pfd->io.cb = nw_pollfd_fire;
 	r = nw_loop_add(&ring->loop, pfd->fd, &pfd->io);
 
 	if (r < 0)
@@ -181,8 +161,8 @@ static struct nw_list *poll_bucket(struct nw_ring *ring, uint64_t user_data)
 }
 
 /* Park req on pfd. Called with poll_lock held. */
-static void park(struct nw_ring *ring, struct nw_pollfd *pfd,
-		 struct nw_req *req, unsigned int mask)
+void nw_poll_park(struct nw_ring *ring, struct nw_pollfd *pfd,
+		  struct nw_req *req, unsigned int mask)
 {
 	if (nw_list_empty(&pfd->parked)) {
 		pfd->verify_ivl_ns = NW_VERIFY_NS;
@@ -197,28 +177,28 @@ static void park(struct nw_ring *ring, struct nw_pollfd *pfd,
 	nw_list_add_tail(&req->poll_node, &pfd->parked);
 	__atomic_add_fetch(&ring->nr_parked, 1, __ATOMIC_RELAXED);
 	if (req->flags & NW_REQ_F_POLL_ADD)
-		nw_list_add_tail(&ring_poll(req)->hash_node,
+		nw_list_add_tail(&nw_poll_ring_of(req)->hash_node,
 				 poll_bucket(ring, req->user_data));
 	if ((req->flags & NW_REQ_F_POLL_ADD) && pfd->target) {
-		ring_poll(req)->target = pfd->target;
+		nw_poll_ring_of(req)->target = pfd->target;
 		__atomic_add_fetch(&pfd->target->ring_pollers, 1,
 				   __ATOMIC_SEQ_CST);
 	}
 }
 
 /* Take a parked req off its fd's list. Called with poll_lock held. */
-static void unpark(struct nw_ring *ring, struct nw_req *req)
+void nw_poll_unpark(struct nw_ring *ring, struct nw_req *req)
 {
 	nw_list_del(&req->poll_node);
 	if (nw_list_empty(&req->pfd->parked))
 		nw_list_del(&req->pfd->busy_node);
 	if (req->flags & NW_REQ_F_POLL_ADD)
-		nw_list_del(&ring_poll(req)->hash_node);
+		nw_list_del(&nw_poll_ring_of(req)->hash_node);
 	__atomic_sub_fetch(&ring->nr_parked, 1, __ATOMIC_RELAXED);
-	if ((req->flags & NW_REQ_F_POLL_ADD) && ring_poll(req)->target) {
-		__atomic_sub_fetch(&ring_poll(req)->target->ring_pollers, 1,
-				   __ATOMIC_RELAXED);
-		ring_poll(req)->target = NULL;
+	if ((req->flags & NW_REQ_F_POLL_ADD) && nw_poll_ring_of(req)->target) {
+		__atomic_sub_fetch(&nw_poll_ring_of(req)->target->ring_pollers,
+				   1, __ATOMIC_RELAXED);
+		nw_poll_ring_of(req)->target = NULL;
 	}
 }
 
@@ -260,29 +240,12 @@ int nw_poll_arm_fd(struct nw_req *req, int fd, unsigned int mask)
 		pfd->out_idle = true;
 		pfd->out_idle_seq = seq;
 	}
-	park(ring, pfd, req, mask);
+	nw_poll_park(ring, pfd, req, mask);
 	pthread_mutex_unlock(&ring->poll_lock);
 	return NW_POLL_OK;
 aborted:
 	pthread_mutex_unlock(&ring->poll_lock);
 	return NW_POLL_ABORTED;
-}
-
-/*
- * An edge of a ring pfd is a CQ post to the ring (its poll eventfd). The
- * kernel wakes the ring's pollers with the key EPOLLIN|EPOLL_URING_WAKE:
- * a poll that asked for POLLIN completes with POLLIN, as the key says (its
- * state is not read again); one that did not ignores the wake; a
- * multishot one turns oneshot (no wake loop through its own CQE).
- */
-static bool ring_pfd_hit(struct nw_req *req, unsigned int ev)
-{
-	if (!(ev & NW_POLLIN) || !(req->poll_mask & NW_POLLIN))
-		return false;
-	if (req->flags & NW_REQ_F_POLL_ADD)
-		ring_poll(req)->wake_res = NW_POLLIN;
-	req->flags &= ~NW_REQ_F_MSHOT;
-	return true;
 }
 
 /* Count an edge and move the requests it wakes to *ready. Under poll_lock. */
@@ -301,7 +264,7 @@ static void pollfd_event(struct nw_ring *ring, struct nw_pollfd *pfd,
 		unsigned int hit = ev & (req->poll_mask | NW_POLL_ALWAYS);
 
 		if (pfd->target) {
-			if (!ring_pfd_hit(req, ev))
+			if (!pfd->target->poll_ops->hit(req, ev))
 				continue;
 		} else if (!hit) {
 			continue;
@@ -310,8 +273,8 @@ static void pollfd_event(struct nw_ring *ring, struct nw_pollfd *pfd,
 			req->poll_events |= ev; /* stays parked: mshot_tw */
 			continue;
 		}
-		unpark(ring, req);
-		to_ready(ready, req);
+		nw_poll_unpark(ring, req);
+		nw_poll_to_ready(ready, req);
 	}
 }
 
@@ -372,7 +335,7 @@ void nw_poll_cancel_all(struct nw_ring *ring, struct nw_list *ready)
 			struct nw_req *req =
 				nw_list_entry(pos, struct nw_req, poll_node);
 
-			unpark(ring, req);
+			nw_poll_unpark(ring, req);
 			if (req->flags & NW_REQ_F_TW_QUEUED)
 				req->poll_canceled = true;
 			else
@@ -421,7 +384,7 @@ void nw_poll_verify(struct nw_ring *ring, struct nw_list *ready)
 			pfd->verify_ivl_ns *= 2;
 		pfd->verify_due_ns = now + pfd->verify_ivl_ns;
 		if (pfd->target) {
-			ring_pfd_verify(ring, pfd, ready);
+			pfd->target->poll_ops->verify(ring, pfd, ready);
 			continue;
 		}
 		r = nw_loop_add(&ring->loop, pfd->fd, &pfd->io);
@@ -434,8 +397,8 @@ void nw_poll_verify(struct nw_ring *ring, struct nw_list *ready)
 
 			if (req->flags & (NW_REQ_F_POLL_ADD | NW_REQ_F_MSHOT))
 				continue; /* the new watch will wake it */
-			unpark(ring, req);
-			to_ready(ready, req);
+			nw_poll_unpark(ring, req);
+			nw_poll_to_ready(ready, req);
 		}
 	}
 }
@@ -445,8 +408,7 @@ void nw_poll_verify(struct nw_ring *ring, struct nw_list *ready)
  * held): count the edge, move the oneshot requests it wakes to h->ready
  * and queue the multishot ones that have an event.
  */
-static void pollfd_fire(struct nw_io *io, unsigned int events,
-			struct nw_harvest *h)
+void nw_pollfd_fire(struct nw_io *io, unsigned int events, struct nw_harvest *h)
 {
 	struct nw_pollfd *pfd = container_of(io, struct nw_pollfd, io);
 	struct nw_list *p;
@@ -486,7 +448,7 @@ int nw_poll_cancel(struct nw_ring *ring, bool (*match)(struct nw_req *, void *),
 
 			if ((!all && n) || !match(req, arg))
 				continue;
-			unpark(ring, req);
+			nw_poll_unpark(ring, req);
 			n++;
 			if (req->flags & NW_REQ_F_TW_QUEUED) {
 				req->poll_canceled = true;
@@ -534,13 +496,13 @@ int nw_poll_add_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 	req->flags |= NW_REQ_F_POLL_ADD;
 	if (flags & IORING_POLL_ADD_MULTI)
 		req->flags |= NW_REQ_F_MSHOT;
-	ring_poll(req)->target = NULL;
-	ring_poll(req)->wake_res = 0;
+	nw_poll_ring_of(req)->target = NULL;
+	nw_poll_ring_of(req)->wake_res = 0;
 	return 0;
 }
 
 /* Post a multishot event CQE (F_MORE) on the submit side, if still so. */
-static void mshot_post(struct nw_req *req, unsigned int ready)
+void nw_poll_mshot_post(struct nw_req *req, unsigned int ready)
 {
 	if (!ready)
 		ready = poll_result(req);
@@ -549,200 +511,6 @@ static void mshot_post(struct nw_req *req, unsigned int ready)
 	req->cflags = IORING_CQE_F_MORE;
 	nw_cq_add(req->ring, req, (int)ready);
 	req->cflags = 0;
-}
-
-/*
- * ---- POLL_ADD on a ring's fd (the kernel's io_uring_poll) ----
- * A ring fd is a memfd, which poll(2) always calls ready and epoll cannot
- * watch. The ring's state is read instead, and the ring that is polled
- * (the target) writes its poll_evfd at every CQ commit while polls wait
- * on it; each polling ring watches a dup of that eventfd in its own epoll
- * set, in place of the fd, so the usual park and reissue machinery runs.
- * Lost wake-ups are ruled out by ordering: a poller announces itself
- * (ring_pollers, seq_cst) before it reads the target's state, and the
- * target publishes its CQ tail and then, after a full fence, reads
- * ring_pollers (complete.c). Activation (the first poll of a ring) makes
- * the target take that fence from then on; membarrier() covers the
- * target's commits that race with the activation itself.
- */
-
-static pthread_mutex_t activate_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* Every thread of the process passes a full barrier (best effort). */
-static void barrier_all_threads(void)
-{
-	static int registered;
-
-	if (!registered)
-		registered = syscall(SYS_membarrier,
-				     MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
-				     0, 0) == 0
-				     ? 1
-				     : -1;
-	if (registered > 0)
-		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
-}
-
-/* First poll of ring t: give it its poll eventfd. 0 or -errno. */
-static int ring_activate(struct nw_ring *t)
-{
-	int fd, ret = 0;
-
-	if (__atomic_load_n(&t->poll_activated, __ATOMIC_ACQUIRE))
-		return 0;
-	pthread_mutex_lock(&activate_lock);
-	if (!t->poll_activated) {
-		fd = nw_fd_hide(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-		if (fd < 0) {
-			ret = -errno;
-		} else {
-			t->poll_evfd = fd;
-			__atomic_store_n(&t->poll_activated, true,
-					 __ATOMIC_SEQ_CST);
-			barrier_all_threads();
-		}
-	}
-	pthread_mutex_unlock(&activate_lock);
-	/* A DEFER_TASKRUN ring may now need its reactor: the submitter's. */
-	if (!ret && __atomic_load_n(&t->nr_parked, __ATOMIC_RELAXED))
-		nw_poll_activated = t;
-	return ret;
-}
-
-void nw_poll_ring_wake(struct nw_ring *ring)
-{
-	if (__atomic_load_n(&ring->ring_pollers, __ATOMIC_SEQ_CST))
-		eventfd_write(ring->poll_evfd, 1);
-}
-
-/*
- * What poll says of ring t: EPOLLOUT|EPOLLWRNORM while the SQ is not
- * full, EPOLLIN|EPOLLRDNORM while CQEs wait, overflowed CQEs wait, or (a
- * DEFER_TASKRUN ring) task work is queued. The SQ is full by the head as
- * published, as in io_sqring_full: a ring that polls itself during a
- * submit sees the SQEs of that submit as still queued.
- */
-static unsigned int ring_mask(struct nw_ring *t)
-{
-	unsigned int mask = 0;
-
-	if (load_acquire(t->sq_tail) - load_acquire(t->sq_head) !=
-	    t->sq_entries)
-		mask |= POLLOUT | POLLWRNORM;
-	if (nw_cq_ready(t) ||
-	    (load_acquire(t->sq_flags) & IORING_SQ_CQ_OVERFLOW) ||
-	    (t->lockless_cq && __atomic_load_n(&t->tw_head, __ATOMIC_ACQUIRE)))
-		mask |= POLLIN | POLLRDNORM;
-	return mask;
-}
-
-/* Stop watching pfd's ring. Called with poll_lock held. */
-static void ring_pfd_unwatch(struct nw_ring *ring, struct nw_pollfd *pfd)
-{
-	nw_loop_del(&ring->loop, pfd->watch_fd);
-	close(pfd->watch_fd);
-	pfd->target = NULL;
-	pfd->watched = false;
-	nw_fdcache_reset(pfd);
-}
-
-/* Watch ring t's poll eventfd for pfd (whose fd names t). Under poll_lock. */
-static int ring_pfd_watch(struct nw_ring *ring, struct nw_pollfd *pfd,
-			  struct nw_ring *t)
-{
-	int fd, r;
-
-	if (pfd->target == t)
-		return 0;
-	if (pfd->target)
-		ring_pfd_unwatch(ring, pfd);
-	fd = nw_fd_dup_high(t->poll_evfd);
-	if (fd < 0)
-		return fd;
-	/* Old posts must not read as a new one when the watch starts. */
-	eventfd_read(fd, &(eventfd_t){0});
-	pfd->io.cb = pollfd_fire;
-	r = nw_loop_add(&ring->loop, fd, &pfd->io);
-	if (r < 0) {
-		close(fd);
-		return r;
-	}
-	pfd->watch_fd = fd;
-	pfd->target = t;
-	pfd->watched = false;
-	nw_fdcache_reset(pfd);
-	return 0;
-}
-
-/*
- * The reactor's check of a ring pfd: does the fd still name its ring? If
- * not, every request parked on it goes to *ready to be reissued. Called
- * with poll_lock held.
- */
-static void ring_pfd_verify(struct nw_ring *ring, struct nw_pollfd *pfd,
-			    struct nw_list *ready)
-{
-	struct nw_list *pos, *tmp;
-	struct nw_ring *t;
-
-	if (!nw_ring_lookup(pfd->fd, &t) && t == pfd->target)
-		return;
-	ring_pfd_unwatch(ring, pfd);
-	nw_list_for_each_safe(pos, tmp, &pfd->parked) {
-		struct nw_req *req =
-			nw_list_entry(pos, struct nw_req, poll_node);
-
-		/* Reissued off the submit side: no multishot CQE there. */
-		req->flags &= ~NW_REQ_F_MSHOT;
-		unpark(ring, req);
-		to_ready(ready, req);
-	}
-}
-
-/* POLL_ADD on ring t's fd: NW_COMPLETE, NW_QUEUED or -errno. */
-static int ring_poll_issue(struct nw_req *req, struct nw_ring *t)
-{
-	struct nw_ring *ring = req->ring;
-	struct nw_pollfd *pfd;
-	int ret = ring_activate(t);
-
-	if (ret)
-		return ret;
-	/* Announce, then look (see above); parking keeps a count of its own. */
-	__atomic_add_fetch(&t->ring_pollers, 1, __ATOMIC_SEQ_CST);
-	for (;;) {
-		unsigned int seq0, ready;
-		int kind;
-
-		nw_poll_prepare(req, NW_POLLIN, &kind);
-		seq0 = req->poll_seq;
-		ready = ring_mask(t) & req->poll_mask;
-		if (ready && !(req->flags & NW_REQ_F_MSHOT)) {
-			req->res = (int)ready;
-			ret = NW_COMPLETE;
-			break;
-		}
-		if (ready)
-			mshot_post(req, ready);
-		pthread_mutex_lock(&ring->poll_lock);
-		pfd = nw_loop_ensure(&ring->loop)
-			      ? NULL
-			      : nw_fdcache_get(ring, req->fd, true);
-		if (!pfd || ring_pfd_watch(ring, pfd, t)) {
-			pthread_mutex_unlock(&ring->poll_lock);
-			ret = -ENOMEM;
-			break;
-		}
-		if (pfd->in_seq == seq0 || ready) {
-			park(ring, pfd, req, req->poll_mask);
-			pthread_mutex_unlock(&ring->poll_lock);
-			ret = NW_QUEUED;
-			break;
-		}
-		pthread_mutex_unlock(&ring->poll_lock);
-	}
-	__atomic_sub_fetch(&t->ring_pollers, 1, __ATOMIC_RELAXED);
-	return ret;
 }
 
 int nw_poll_add_issue(struct nw_req *req, unsigned int issue_flags)
@@ -755,13 +523,13 @@ int nw_poll_add_issue(struct nw_req *req, unsigned int issue_flags)
 	if (req->fd < 0)
 		return -EBADF;
 	req->tw_func = poll_add_fire; /* what readiness continues */
-	if (unlikely(ring_poll(req)->wake_res)) {
-		req->res = (int)ring_poll(req)->wake_res;
-		ring_poll(req)->wake_res = 0;
+	if (unlikely(nw_poll_ring_of(req)->wake_res)) {
+		req->res = (int)nw_poll_ring_of(req)->wake_res;
+		nw_poll_ring_of(req)->wake_res = 0;
 		return NW_COMPLETE;
 	}
 	if (unlikely(nw_is_ring_fd(req->fd)) && !nw_ring_lookup(req->fd, &t))
-		return ring_poll_issue(req, t);
+		return t->poll_ops->issue(req, t);
 	for (;;) {
 		unsigned int seq0, ready;
 
@@ -779,7 +547,7 @@ int nw_poll_add_issue(struct nw_req *req, unsigned int issue_flags)
 			return NW_COMPLETE;
 		}
 		if (ready)
-			mshot_post(req, ready);
+			nw_poll_mshot_post(req, ready);
 		pthread_mutex_lock(&ring->poll_lock);
 		if (nw_loop_ensure(&ring->loop))
 			goto err_unlock;
@@ -787,7 +555,7 @@ int nw_poll_add_issue(struct nw_req *req, unsigned int issue_flags)
 		if (!pfd || pollfd_watch(ring, pfd))
 			goto err_unlock;
 		if (pfd->in_seq == seq0 || ready) {
-			park(ring, pfd, req, req->poll_mask);
+			nw_poll_park(ring, pfd, req, req->poll_mask);
 			pthread_mutex_unlock(&ring->poll_lock);
 			return NW_QUEUED;
 		}
@@ -823,7 +591,7 @@ int nw_poll_arm_mshot(struct nw_req *req, unsigned int mask)
 	req->flags |= NW_REQ_F_MSHOT | NW_REQ_F_TW_QUEUED;
 	req->tw_func = mshot_tw;
 	req->poll_events = mask;
-	park(ring, pfd, req, mask);
+	nw_poll_park(ring, pfd, req, mask);
 out:
 	pthread_mutex_unlock(&ring->poll_lock);
 	if (ret)
@@ -854,7 +622,7 @@ static bool mshot_op_tw(struct nw_req *req)
 		if (ret == NW_QUEUED)
 			ret = -ECANCELED;
 	} else if (ret != NW_QUEUED) {
-		unpark(ring, req);
+		nw_poll_unpark(ring, req);
 		req->flags &= ~(NW_REQ_F_MSHOT | NW_REQ_F_TW_QUEUED);
 	} else if (req->poll_events) {
 		again = true;
@@ -907,7 +675,7 @@ static bool mshot_event(struct nw_req *req)
 		return false;
 	}
 	if (ev)
-		mshot_post(req, 0);
+		nw_poll_mshot_post(req, 0);
 	return true;
 }
 
@@ -959,7 +727,7 @@ static struct nw_req *poll_find(struct nw_ring *ring, uint64_t user_data)
 
 		if (r->user_data != user_data)
 			continue;
-		unpark(ring, r);
+		nw_poll_unpark(ring, r);
 		return r;
 	}
 	return NULL;
@@ -1012,7 +780,7 @@ int nw_poll_remove_issue(struct nw_req *req, unsigned int issue_flags)
 		 * it is, with the update, and not re-armed or finished here.
 		 */
 		poll_update_apply(target, upd, true);
-		park(ring, target->pfd, target, target->poll_mask);
+		nw_poll_park(ring, target->pfd, target, target->poll_mask);
 	}
 	pthread_mutex_unlock(&ring->poll_lock);
 	req->res = 0;

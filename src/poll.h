@@ -2,7 +2,7 @@
 /*
  * Readiness (poll.c): parking requests that would block until their fd is
  * ready (the reactor, reactor.c, continues them), and POLL_ADD /
- * POLL_REMOVE.
+ * POLL_REMOVE. A POLL_ADD on a ring's fd: ringpoll.c (ringpoll.h).
  */
 #ifndef NW_POLL_H
 #define NW_POLL_H
@@ -47,12 +47,6 @@ int nw_poll_cancel(struct nw_ring *ring, bool (*match)(struct nw_req *, void *),
 		   void *arg, bool all, struct nw_list *out);
 /* Requests this thread parked so far (the submitter checks for races). */
 extern __thread unsigned int nw_parks;
-/*
- * A DEFER_TASKRUN ring with parked requests whose fd this thread's POLL_ADD
- * started to poll: its reactor must now notice readiness. The submitter
- * takes it (submit.c) and starts that reactor; lower files start none.
- */
-extern __thread struct nw_ring *nw_poll_activated;
 /* The reissue counter: requests reissued because data raced in. */
 unsigned long nw_stat_reissue(void);
 void nw_poll_count_reissue(void);
@@ -76,11 +70,6 @@ int nw_poll_add_issue(struct nw_req *req, unsigned int issue_flags);
 int nw_poll_remove_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
 int nw_poll_remove_issue(struct nw_req *req, unsigned int issue_flags);
 
-/*
- * Ring ring's CQ (or DEFER task work) changed: wake the polls of its fd.
- * Called after a full fence, only once ring->poll_activated is set.
- */
-void nw_poll_ring_wake(struct nw_ring *ring);
 /* Park a multishot op for good; its attempts run as task work: 0/-errno. */
 int nw_poll_arm_mshot(struct nw_req *req, unsigned int mask);
 /* From a multishot op's turn: run it again (it stopped early). */

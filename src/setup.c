@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include "internal.h"
 #include "opdef.h"
+#include "ringpoll.h"
 #include "sqpoll.h"
 
 /* Header layout of the two ring regions; each hot word on its own line. */
@@ -261,6 +262,7 @@ static struct nw_ring *ring_alloc(const struct io_uring_params *p)
 		ring->submitter_tid = nw_gettid();
 	ring->ovf_tail = &ring->ovf_head;
 	ring->evfd = -1;
+	ring->poll_ops = &nw_ring_poll_ops;
 	pthread_mutex_init(&ring->submit_lock, NULL);
 	pthread_mutex_init(&ring->wake_lock, NULL);
 	pthread_mutex_init(&ring->reg_lock, NULL);

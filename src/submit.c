@@ -14,6 +14,7 @@
 #include "submit.h"
 #include "opdef.h"
 #include "poll.h"
+#include "ringpoll.h"
 #include "reactor.h"
 #include "timeout.h"
 #include "rsrc.h"

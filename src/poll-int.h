@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What poll.c and ringpoll.c share: private to the two, and only they
+ * include this header. ringpoll.c parks a POLL_ADD of a ring's fd with
+ * poll.c's machinery (park, unpark, the pfd's watch callback, multishot
+ * CQEs); poll.c calls back into ringpoll.c only through the target ring's
+ * poll_ops (ringpoll.h).
+ */
+#ifndef NW_POLL_INT_H
+#define NW_POLL_INT_H
+
+#include "poll.h"
+
+/*
+ * A POLL_ADD's own state: the ring whose fd it is parked on, if any, and
+ * its place in ring->poll_hash while parked (POLL_REMOVE finds it there).
+ */
+struct nw_poll_ring {
+	struct nw_ring *target;
+	unsigned int wake_res; /* woken by the target's CQ post: POLLIN */
+	struct nw_list hash_node;
+};
+_Static_assert(sizeof(struct nw_poll_ring) <= NW_REQ_CMD_SIZE, "size");
+static inline struct nw_poll_ring *nw_poll_ring_of(struct nw_req *req)
+{
+	return nw_req_cmd(req, struct nw_poll_ring);
+}
+
+/* Park req on pfd until mask is ready. Called with poll_lock held. */
+void nw_poll_park(struct nw_ring *ring, struct nw_pollfd *pfd,
+		  struct nw_req *req, unsigned int mask);
+/* Take a parked req off its fd's list. Called with poll_lock held. */
+void nw_poll_unpark(struct nw_ring *ring, struct nw_req *req);
+/* A request leaves its fd for the harvest's ready list (poll_node). */
+void nw_poll_to_ready(struct nw_list *ready, struct nw_req *req);
+/* The watch callback of a pfd (pfd->io.cb), the reactor's harvest. */
+void nw_pollfd_fire(struct nw_io *io, unsigned int events,
+		    struct nw_harvest *h);
+/* Post a multishot event CQE (F_MORE) on the submit side, if still so. */
+void nw_poll_mshot_post(struct nw_req *req, unsigned int ready);
+
+#endif

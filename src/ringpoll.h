@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A ring's fd as a pollable file (ringpoll.c), the kernel's io_uring_poll:
+ * POLL_ADD on a ring's fd, the watch of its pfd, and the wake of its
+ * pollers when the ring's CQ changes.
+ *
+ * Its entry points are the ring's poll_ops, set at setup as the kernel
+ * sets file->f_op: poll.c and complete.c call through them. ringpoll.c
+ * parks on poll.c's machinery, so it sits above the core files and out
+ * of their circle (tools/layers.sh counts calls, not pointers).
+ */
+#ifndef NW_RINGPOLL_H
+#define NW_RINGPOLL_H
+
+#include "internal.h"
+#include "fdcache.h"
+
+struct nw_ring_poll_ops {
+	/* POLL_ADD on ring t's fd: NW_COMPLETE, NW_QUEUED or -errno. */
+	int (*issue)(struct nw_req *req, struct nw_ring *t);
+	/* An edge of a ring pfd (a CQ post): does it wake req, parked on it? */
+	bool (*hit)(struct nw_req *req, unsigned int ev);
+	/*
+	 * The reactor's check that pfd's fd still names its ring; if not,
+	 * what is parked on it goes to *ready. Under poll_lock.
+	 */
+	void (*verify)(struct nw_ring *ring, struct nw_pollfd *pfd,
+		       struct nw_list *ready);
+	/* Stop watching pfd's ring. Under poll_lock. */
+	void (*unwatch)(struct nw_ring *ring, struct nw_pollfd *pfd);
+	/*
+	 * Ring ring's CQ (or DEFER task work) changed: wake the polls of its
+	 * fd. Called after a full fence, only once ring->poll_activated is set.
+	 */
+	void (*wake)(struct nw_ring *ring);
+};
+
+/* What setup gives every ring as its poll_ops. */
+extern const struct nw_ring_poll_ops nw_ring_poll_ops;
+
+/*
+ * A DEFER_TASKRUN ring with parked requests whose fd this thread's POLL_ADD
+ * started to poll: its reactor must now notice readiness. The submitter
+ * takes it (submit.c) and starts that reactor; lower files start none.
+ */
+extern __thread struct nw_ring *nw_poll_activated;
+
+#endif
