@@ -5,9 +5,10 @@
  * pollers when the ring's CQ changes.
  *
  * Its entry points are the ring's poll_ops, set at setup as the kernel
- * sets file->f_op: poll.c and complete.c call through them. ringpoll.c
- * parks on poll.c's machinery, so it sits above the core files and out
- * of their circle (tools/layers.sh counts calls, not pointers).
+ * sets file->f_op: poll.c and complete.c call through them, as the
+ * kernel's poll.c reaches io_uring_poll through the file. ringpoll.c parks
+ * on poll.c's machinery, so direct calls both ways would draw it into the
+ * core's circle (tools/layers.sh counts calls, not pointers).
  */
 #ifndef NW_RINGPOLL_H
 #define NW_RINGPOLL_H
