@@ -60,6 +60,15 @@ BENCH_CFLAGS := -DHAVE_LIBUV=1
 BENCH_LIBS   := -luv
 endif
 
+# What was found decides how tests and benches are compiled, and `make
+# test` / `make bench` may install it first: a stamp that changes with it
+# makes their objects build again (not only when their sources change).
+OPT_STAMP := $(B)/optional-libs
+OPT_NOW   := liburing=$(HAVE_LIBURING) libuv=$(HAVE_LIBUV)
+ifneq ($(OPT_NOW),$(shell cat $(OPT_STAMP) 2>/dev/null))
+$(shell mkdir -p $(B) && echo '$(OPT_NOW)' > $(OPT_STAMP))
+endif
+
 .PHONY: all lib test check tsan bench install format format-check clean deps-test deps-bench conformance layers
 TOOLS      := $(B)/nowait-run $(B)/nowait-eperm
 
@@ -99,12 +108,14 @@ $(B)/nowait.pc: nowait.pc.in VERSION
 # The bench drives its rings with the tests' raw ring (test/rawring.h).
 $(B)/obj/bench/%.o: CFLAGS += $(BENCH_CFLAGS) -iquote test
 
+$(BENCH_SRCS:%.c=$(B)/obj/%.o): $(OPT_STAMP)
+
 $(B)/nowait-bench: $(BENCH_SRCS:%.c=$(B)/obj/%.o) $(B)/obj/test/rawring.o \
 		   $(B)/libnowait.a
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(BENCH_LIBS) -lm
 
-$(B)/obj/test/%.o: test/%.c
+$(B)/obj/test/%.o: test/%.c $(OPT_STAMP)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS) $(TEST_CFLAGS) -c $< -o $@
