@@ -10,16 +10,23 @@
 
 B        ?= build
 CC       ?= gcc
-VERSION  := $(shell cat VERSION)
+# One version, in include/nowait.h (NOWAIT_VERSION_MAJOR/MINOR/PATCH).
+VERSION  := $(shell sed -n 's/^\#define NOWAIT_VERSION_[A-Z]* *\([0-9]*\)$$/\1/p' \
+		include/nowait.h | paste -sd.)
 PREFIX   ?= /usr/local
 LIBDIR   ?= $(PREFIX)/lib
 INCDIR   ?= $(PREFIX)/include
+BINDIR   ?= $(PREFIX)/bin
+MANDIR   ?= $(PREFIX)/share/man
+# The preload library is not linked against: it lives in a directory of
+# its own under LIBDIR (FHS), where an installed nowait-run looks for it.
+PRELOADDIR ?= $(LIBDIR)/nowait
 
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	    -Wno-unused-parameter
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 $(WARN) -D_GNU_SOURCE -pthread -fvisibility=hidden \
-	    -Iinclude -iquote src -MMD -MP -DNOWAIT_VERSION_STRING='"$(VERSION)"'
+	    -Iinclude -iquote src -MMD -MP
 ifeq ($(WERROR),1)
 CFLAGS   += -Werror
 endif
@@ -61,21 +68,24 @@ BENCH_LIBS   := -luv
 endif
 
 # What was found decides how tests and benches are compiled, and `make
-# test` / `make bench` may install it first: a stamp that changes with it
-# makes their objects build again (not only when their sources change).
-OPT_STAMP := $(B)/optional-libs
-OPT_NOW   := liburing=$(HAVE_LIBURING) libuv=$(HAVE_LIBUV)
+# test` / `make bench` may install it first; where the preload is
+# installed is compiled into nowait-run. A stamp that changes with them
+# makes those objects build again (not only when their sources change).
+OPT_STAMP := $(B)/build-config
+OPT_NOW   := liburing=$(HAVE_LIBURING) libuv=$(HAVE_LIBUV) preloaddir=$(PRELOADDIR)
 ifneq ($(OPT_NOW),$(shell cat $(OPT_STAMP) 2>/dev/null))
 $(shell mkdir -p $(B) && echo '$(OPT_NOW)' > $(OPT_STAMP))
 endif
 
-.PHONY: all lib test check tsan bench install format format-check clean deps-test deps-bench conformance layers
+.PHONY: all lib test check tsan bench install uninstall install-check format format-check clean deps-test deps-bench conformance layers
 TOOLS      := $(B)/nowait-run $(B)/nowait-eperm
 
 all: lib $(B)/nowait-bench $(TEST_PROGS) $(B)/libnowait-preload.so $(TOOLS)
 
 # nowait-eperm shares the preload's seccomp filter (preload/uring-filter.h).
-$(B)/obj/tools/%.o: CFLAGS += -iquote preload
+$(B)/obj/tools/%.o: CFLAGS += -iquote preload \
+	-DNOWAIT_PRELOADDIR='"$(PRELOADDIR)"'
+$(B)/obj/tools/nowait-run.o: $(OPT_STAMP)
 
 $(B)/%: $(B)/obj/tools/%.o
 	@$(if $(Q),echo "  LD      $@")
@@ -102,7 +112,7 @@ $(B)/libnowait-preload.so: $(PRELOAD_SRCS:%.c=$(B)/obj/%.o) $(LIB_OBJS)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -shared -Wl,-z,now $(LDFLAGS) -o $@ $^ $(LDLIBS) -ldl
 
-$(B)/nowait.pc: nowait.pc.in VERSION
+$(B)/nowait.pc: nowait.pc.in include/nowait.h
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|;s|@LIBDIR@|$(LIBDIR)|;s|@INCDIR@|$(INCDIR)|;s|@VERSION@|$(VERSION)|' $< > $@
 
 # The bench drives its rings with the tests' raw ring (test/rawring.h).
@@ -157,14 +167,44 @@ conformance: deps-test
 layers: $(LIB_OBJS)
 	$(Q)tools/layers.sh $(B)/obj/src src
 
-install: lib
-	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)
+# PREFIX, LIBDIR, BINDIR, MANDIR, PRELOADDIR and DESTDIR as usual. The
+# man pages go in when there are any (man/*.[0-9]).
+MAN_PAGES := $(wildcard man/*.[0-9])
+INSTALLED := $(INCDIR)/nowait.h $(LIBDIR)/libnowait.a \
+	     $(LIBDIR)/libnowait.so.$(VERSION) $(LIBDIR)/libnowait.so.0 \
+	     $(LIBDIR)/libnowait.so $(LIBDIR)/pkgconfig/nowait.pc \
+	     $(PRELOADDIR)/libnowait-preload.so \
+	     $(addprefix $(BINDIR)/,nowait-run nowait-bench nowait-eperm) \
+	     $(foreach m,$(MAN_PAGES),$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
+
+install: lib $(B)/libnowait-preload.so $(TOOLS) $(B)/nowait-bench
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR) \
+		$(DESTDIR)$(BINDIR) $(DESTDIR)$(PRELOADDIR)
 	install -m 644 include/nowait.h $(DESTDIR)$(INCDIR)/
 	install -m 644 $(B)/libnowait.a $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(B)/libnowait.so $(DESTDIR)$(LIBDIR)/libnowait.so.$(VERSION)
 	ln -sf libnowait.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libnowait.so.0
 	ln -sf libnowait.so.0 $(DESTDIR)$(LIBDIR)/libnowait.so
 	install -m 644 $(B)/nowait.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	install -m 755 $(B)/libnowait-preload.so $(DESTDIR)$(PRELOADDIR)/
+	install -m 755 $(TOOLS) $(B)/nowait-bench $(DESTDIR)$(BINDIR)/
+	$(foreach m,$(MAN_PAGES),install -D -m 644 $(m) \
+		$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m));)
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	-rmdir $(DESTDIR)$(PRELOADDIR) 2>/dev/null
+
+# Install into a scratch prefix, run the installed nowait-run (which must
+# find the installed preload), uninstall, and find no file left behind.
+install-check:
+	$(Q)d=$$(mktemp -d) && \
+	$(MAKE) --no-print-directory -s install PREFIX=$$d/usr B=$(B)/install-check && \
+	NOWAIT_LOG=1 $$d/usr/bin/nowait-run --user -- $$d/usr/bin/nowait-bench nop -t 0.05 --engine=user >/dev/null && \
+	$(MAKE) --no-print-directory -s uninstall PREFIX=$$d/usr B=$(B)/install-check && \
+	left=$$(find $$d -type f -o -type l) && rm -rf $$d && \
+	if [ -n "$$left" ]; then echo "install-check: left behind: $$left"; exit 1; fi && \
+	echo "install-check: OK"
 
 FORMAT_FILES = $(wildcard include/*.h src/*.[ch] test/*.[ch] bench/*.[ch] preload/*.[ch] tools/*.c)
 format:

@@ -22,8 +22,10 @@
 extern "C" {
 #endif
 
+/* The project's one version number (the Makefile reads it from here). */
 #define NOWAIT_VERSION_MAJOR 0
 #define NOWAIT_VERSION_MINOR 1
+#define NOWAIT_VERSION_PATCH 0
 
 /* io_uring_setup(2): returns the ring fd or -errno. */
 int nowait_setup(unsigned int entries, struct io_uring_params *params);

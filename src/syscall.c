@@ -94,9 +94,13 @@ NW_EXPORT int nowait_register(int fd, unsigned int opcode, void *arg,
 	return nw_register(ring, opcode, arg, nr_args);
 }
 
+#define NW_STR_(x) #x
+#define NW_STR(x)  NW_STR_(x)
+
 NW_EXPORT const char *nowait_version(void)
 {
-	return NOWAIT_VERSION_STRING;
+	return NW_STR(NOWAIT_VERSION_MAJOR) "." NW_STR(
+		NOWAIT_VERSION_MINOR) "." NW_STR(NOWAIT_VERSION_PATCH);
 }
 
 NW_EXPORT int nowait_version_check(int major, int minor)

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * nowait-run [--user | --kernel | --auto] [--log] -- PROGRAM ARGS...
- * Runs PROGRAM with libnowait-preload.so (from this binary's directory)
- * preloaded, so its io_uring calls run on nowait where the kernel's
- * io_uring is blocked (auto, the default), or always (--user).
+ * Runs PROGRAM with libnowait-preload.so preloaded, so its io_uring calls
+ * run on nowait where the kernel's io_uring is blocked (auto, the
+ * default), or always (--user). The preload is the one beside this binary
+ * (a build tree), else the installed one (NOWAIT_PRELOADDIR, set at build
+ * time from the Makefile's PRELOADDIR: $(LIBDIR)/nowait).
  */
 #include <libgen.h>
 #include <limits.h>
@@ -19,10 +21,15 @@ static void usage(void)
 	exit(2);
 }
 
-/* LD_PRELOAD=<dir of this binary>/libnowait-preload.so[:existing]. */
-static void set_preload(const char *argv0)
+#ifndef NOWAIT_PRELOADDIR
+#define NOWAIT_PRELOADDIR "/usr/local/lib/nowait"
+#endif
+#define PRELOAD_NAME "libnowait-preload.so"
+
+/* The preload beside this binary, else the installed one, in lib. */
+static void find_preload(const char *argv0, char *lib, size_t size)
 {
-	char self[PATH_MAX], lib[PATH_MAX + 32], *old, *val;
+	char self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
 	if (n <= 0) {
@@ -30,11 +37,24 @@ static void set_preload(const char *argv0)
 		n = (ssize_t)strlen(self);
 	}
 	self[n] = '\0';
-	snprintf(lib, sizeof(lib), "%s/libnowait-preload.so", dirname(self));
-	if (access(lib, R_OK)) {
-		fprintf(stderr, "nowait-run: %s: not found\n", lib);
-		exit(127);
-	}
+	snprintf(lib, size, "%s/" PRELOAD_NAME, dirname(self));
+	if (!access(lib, R_OK))
+		return;
+	snprintf(lib, size, "%s/" PRELOAD_NAME, NOWAIT_PRELOADDIR);
+	if (!access(lib, R_OK))
+		return;
+	fprintf(stderr,
+		"nowait-run: " PRELOAD_NAME " not found beside %s nor in %s\n",
+		self, NOWAIT_PRELOADDIR);
+	exit(127);
+}
+
+/* LD_PRELOAD=<the preload>[:existing]. */
+static void set_preload(const char *argv0)
+{
+	char lib[PATH_MAX + 32], *old, *val;
+
+	find_preload(argv0, lib, sizeof(lib));
 	old = getenv("LD_PRELOAD");
 	if (old && *old) {
 		val = malloc(strlen(lib) + strlen(old) + 2);
