@@ -77,7 +77,7 @@ ifneq ($(OPT_NOW),$(shell cat $(OPT_STAMP) 2>/dev/null))
 $(shell mkdir -p $(B) && echo '$(OPT_NOW)' > $(OPT_STAMP))
 endif
 
-.PHONY: all lib test check tsan bench install uninstall install-check format format-check clean deps-test deps-bench conformance layers
+.PHONY: all lib test check tsan bench install uninstall install-check deb format format-check clean deps-test deps-bench conformance layers
 TOOLS      := $(B)/nowait-run $(B)/nowait-eperm
 
 all: lib $(B)/nowait-bench $(TEST_PROGS) $(B)/libnowait-preload.so $(TOOLS)
@@ -194,6 +194,20 @@ install: lib $(B)/libnowait-preload.so $(TOOLS) $(B)/nowait-bench
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 	-rmdir $(DESTDIR)$(PRELOADDIR) 2>/dev/null
+
+# Debian packages (debian/: libnowait0, libnowait-dev, nowait-tools), built
+# with Debian's own tools from a copy of the tracked tree into $(B)/deb/;
+# lintian checks them (errors fail). Needs debhelper and lintian (root:
+# tools/install-deps deb installs them).
+deb:
+	$(Q)tools/install-deps deb
+	$(Q)rm -rf $(B)/deb && mkdir -p $(B)/deb/nowait-$(VERSION)
+	$(Q)git ls-files -co --exclude-standard | tar -cf - -T - | \
+		tar -xf - -C $(B)/deb/nowait-$(VERSION)
+	$(Q)cd $(B)/deb/nowait-$(VERSION) && dpkg-buildpackage -us -uc -b >../build.log 2>&1 || \
+		{ tail -30 ../build.log; exit 1; }
+	$(Q)lintian --fail-on error $(B)/deb/*.changes
+	$(Q)ls $(B)/deb/*.deb
 
 # Install into a scratch prefix, run the installed nowait-run (which must
 # find the installed preload), uninstall, and find no file left behind.
