@@ -76,7 +76,7 @@ run_one() {
 
 shopt -s nullglob
 progs=("$B"/test/*.t)
-if [ "$T" = bench-smoke ]; then
+if [ "$T" = bench-smoke ] || [ "$T" = man-pages ]; then
 	progs=()
 elif [ -n "$T" ]; then
 	progs=("$B/test/${T%.t}.t")
@@ -99,6 +99,11 @@ for prog in "${progs[@]}"; do
 		;;
 	esac
 done
+
+# The man pages render and say what the tools and the engine do.
+if [ -z "$T" ] || [ "$T" = man-pages ]; then
+	run_one man-pages "" "$(dirname "$0")/man-pages.sh"
+fi
 
 # The benchmarks' smoke run: every workload briefly, both engines.
 if [ -z "$T" ] || [ "$T" = bench-smoke ]; then

@@ -13,12 +13,29 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "nowait.h"
 
-static void usage(void)
+#define STR_(x) #x
+#define STR(x)	STR_(x)
+
+static const char usage_text[] =
+	"usage: nowait-run [--user | --kernel | --auto] [--log] [--]"
+	" PROGRAM [ARGS...]\n"
+	"Run PROGRAM with its io_uring calls on nowait, io_uring in user "
+	"space.\n"
+	"  --auto     the kernel's io_uring when it works, else nowait "
+	"(default)\n"
+	"  --user     always nowait's engine\n"
+	"  --kernel   always the kernel's io_uring (the preload stays loaded)\n"
+	"  --log      say on stderr which engine runs, and why (NOWAIT_LOG=1)\n"
+	"  --help     this text; --version: the version\n"
+	"Environment: NOWAIT_MODE, NOWAIT_LOG, NOWAIT_SPIN_US,"
+	" NOWAIT_PIPE_SPIN_US; see nowait(7).\n";
+
+static void usage(int status)
 {
-	fprintf(stderr, "usage: nowait-run [--user | --kernel | --auto] "
-			"[--log] -- PROGRAM [ARGS...]\n");
-	exit(2);
+	fputs(usage_text, status ? stderr : stdout);
+	exit(status);
 }
 
 #ifndef NOWAIT_PRELOADDIR
@@ -81,16 +98,24 @@ int main(int argc, char **argv)
 			mode = "auto";
 		else if (!strcmp(argv[i], "--log"))
 			setenv("NOWAIT_LOG", "1", 1);
-		else if (!strcmp(argv[i], "--")) {
+		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			usage(0);
+		else if (!strcmp(argv[i], "--version")) {
+			printf("nowait-run %s.%s.%s\n",
+			       STR(NOWAIT_VERSION_MAJOR),
+			       STR(NOWAIT_VERSION_MINOR),
+			       STR(NOWAIT_VERSION_PATCH));
+			return 0;
+		} else if (!strcmp(argv[i], "--")) {
 			i++;
 			break;
 		} else if (argv[i][0] == '-')
-			usage();
+			usage(2);
 		else
 			break;
 	}
 	if (i >= argc)
-		usage();
+		usage(2);
 	if (mode)
 		setenv("NOWAIT_MODE", mode, 1);
 	set_preload(argv[0]);
