@@ -68,6 +68,8 @@ void nw_req_free(struct nw_ring *ring, struct nw_req *req)
 		nw_rsrc_file_put(req);
 	if (unlikely(req->tag_nodes))
 		nw_rsrc_post_tags(req);
+	if (unlikely(ring->trace_on))
+		nw_trace_free(req);
 	if (likely(req->flags & NW_REQ_F_COUNTED)) {
 		req->flags &= ~NW_REQ_F_COUNTED;
 		ring->nr_reqs--;
@@ -353,6 +355,7 @@ static void fail_links(struct nw_ring *ring, struct nw_req *req)
 			(link->flags & NW_REQ_F_FAIL) ? link->res : -ECANCELED;
 
 		next = link->link;
+		nw_trace_path(link, NW_PATH_LINKED);
 		if (!ignore)
 			nw_cq_add(ring, link, res);
 		nw_req_free(ring, link);

@@ -7,6 +7,7 @@
 #define NW_COMPLETE_H
 
 #include "internal.h"
+#include "trace.h"
 
 /*
  * Write one 16-byte CQE into slot of the CQ array cqes, in room reserved
@@ -74,6 +75,8 @@ void nw_req_free(struct nw_ring *ring, struct nw_req *req);
 static inline void nw_cq_add(struct nw_ring *ring, const struct nw_req *req,
 			     int res)
 {
+	if (unlikely(ring->trace_on))
+		nw_trace_cqe(ring, req, res);
 	if (likely(ring->cq_room)) {
 		ring->cq_room--;
 		nw_cqe16_write(ring->cqes,

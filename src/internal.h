@@ -117,6 +117,7 @@ struct nw_kbuf_ctx;
 struct nw_pollfd;
 struct nw_ring_poll_ops;
 struct iovec;
+struct nw_trace_req;
 
 /*
  * What continues a request that the reactor found ready or that was
@@ -152,7 +153,8 @@ struct nw_req {
 	uint64_t big[2];	/* CQE32 extra words */
 	struct nw_req *tw_next; /* on ring->tw_head, completed elsewhere */
 	nw_tw_func tw_func;	/* what runs it there, or when it is ready */
-	struct nw_work work;	/* on the worker pool */
+	struct nw_trace_req *trace; /* NOWAIT_TRACE: its SQE (trace.c) */
+	struct nw_work work;	    /* on the worker pool */
 	void *async; /* op data too big for cmd; freed by the op's cleanup */
 	/* Readiness (poll.c), under ring->poll_lock while parked. */
 	struct nw_list poll_node;
@@ -199,6 +201,7 @@ struct nw_ring {
 	unsigned int cqe_shift; /* 4, or 5 with CQE32 */
 	bool lockless_cq; /* SINGLE_ISSUER|DEFER_TASKRUN: submitter posts all */
 	bool single_issuer;
+	bool trace_on;	     /* NOWAIT_TRACE: every CQE is traced (trace.c) */
 	pid_t submitter_tid; /* SINGLE_ISSUER: 0 until fixed */
 	bool disabled;	     /* R_DISABLED until ENABLE_RINGS */
 	struct nw_sqd *sqd;  /* SQPOLL: the poller serving it (sqpoll.c) */
@@ -338,5 +341,7 @@ int nw_get_ext_arg(unsigned int flags, const void *arg, size_t argsz,
 /* register.c */
 int nw_register(struct nw_ring *ring, unsigned int opcode, void *arg,
 		unsigned int nr_args);
+/* The register opcode's name, or NULL (the trace's). */
+const char *nw_register_name(unsigned int opcode);
 
 #endif /* NW_INTERNAL_H */

@@ -62,6 +62,7 @@ static void post(struct nw_req *req, struct nw_ring *target, uint64_t ud,
 	}
 	aux.user_data = ud;
 	aux.cflags = cflags;
+	aux.trace = NULL;
 	aux.big[0] = aux.big[1] = 0;
 	nw_cq_add(target, &aux, res);
 }

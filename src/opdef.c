@@ -303,7 +303,7 @@ const struct nw_issue_def nw_issue_defs[NW_OP_TABLE_SIZE]
 };
 /* clang-format on */
 
-/* What only teardown (cleanup) and the start-up check (name) read. */
+/* What teardown (cleanup), the check and the trace (name, path_arg) read. */
 /* clang-format off */
 const struct nw_cold_def nw_cold_defs[NW_OP_LAST] = {
 	[IORING_OP_NOP] = {
@@ -354,6 +354,7 @@ const struct nw_cold_def nw_cold_defs[NW_OP_LAST] = {
 	},
 	[IORING_OP_OPENAT] = {
 		.name		= "OPENAT",
+		.path_arg	= 1,
 		.cleanup	= nw_open_cleanup,
 	},
 	[IORING_OP_CLOSE] = {
@@ -364,6 +365,7 @@ const struct nw_cold_def nw_cold_defs[NW_OP_LAST] = {
 	},
 	[IORING_OP_STATX] = {
 		.name		= "STATX",
+		.path_arg	= 1,
 		.cleanup	= nw_fs_cleanup,
 	},
 	[IORING_OP_FADVISE] = {
@@ -374,26 +376,32 @@ const struct nw_cold_def nw_cold_defs[NW_OP_LAST] = {
 	},
 	[IORING_OP_OPENAT2] = {
 		.name		= "OPENAT2",
+		.path_arg	= 1,
 		.cleanup	= nw_open_cleanup,
 	},
 	[IORING_OP_RENAMEAT] = {
 		.name		= "RENAMEAT",
+		.path_arg	= 1,
 		.cleanup	= nw_fs_cleanup,
 	},
 	[IORING_OP_UNLINKAT] = {
 		.name		= "UNLINKAT",
+		.path_arg	= 1,
 		.cleanup	= nw_fs_cleanup,
 	},
 	[IORING_OP_MKDIRAT] = {
 		.name		= "MKDIRAT",
+		.path_arg	= 1,
 		.cleanup	= nw_fs_cleanup,
 	},
 	[IORING_OP_SYMLINKAT] = {
 		.name		= "SYMLINKAT",
+		.path_arg	= 1,
 		.cleanup	= nw_fs_cleanup,
 	},
 	[IORING_OP_LINKAT] = {
 		.name		= "LINKAT",
+		.path_arg	= 1,
 		.cleanup	= nw_fs_cleanup,
 	},
 	[IORING_OP_READ_FIXED] = {

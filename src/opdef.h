@@ -44,6 +44,8 @@ struct nw_issue_def {
 
 struct nw_cold_def {
 	const char *name;
+	/* sqe->addr names a path: the trace (trace.c) shows it as a string. */
+	unsigned path_arg : 1;
 	/* Free what prep allocated (optional; only when req->async is set). */
 	void (*cleanup)(struct nw_req *req);
 };

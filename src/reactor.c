@@ -24,6 +24,7 @@
 #include "kbuf.h"
 #include "poll.h"
 #include "rsrc.h"
+#include "trace.h"
 
 /*
  * Is the program done with the ring (no fd, no mapping left)? Asked by the
@@ -109,8 +110,10 @@ static void run_ready(struct nw_ring *ring, struct nw_harvest *h)
 		/* Ready right after its submit parked it: the 2021 reissue. */
 		if (h->mode == NW_RUN_SUBMIT &&
 		    req->park_gen == __atomic_load_n(&ring->submit_gen,
-						     __ATOMIC_RELAXED))
+						     __ATOMIC_RELAXED)) {
 			nw_poll_count_reissue();
+			nw_trace_path(req, NW_PATH_REISSUED);
+		}
 		req->tw_func(req, submit_side);
 	}
 	for (int i = 0; i < h->nr_mshot; i++)

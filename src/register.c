@@ -175,6 +175,11 @@ static const struct nw_regdef nw_regdefs[IORING_REGISTER_LAST] = {
 };
 /* clang-format on */
 
+const char *nw_register_name(unsigned int opcode)
+{
+	return opcode < IORING_REGISTER_LAST ? nw_regdefs[opcode].name : NULL;
+}
+
 int nw_register(struct nw_ring *ring, unsigned int opcode, void *arg,
 		unsigned int nr_args)
 {

@@ -19,6 +19,7 @@
 #include "opdef.h"
 #include "ringpoll.h"
 #include "sqpoll.h"
+#include "trace.h"
 
 /* Header layout of the two ring regions; each hot word on its own line. */
 enum {
@@ -263,6 +264,7 @@ static struct nw_ring *ring_alloc(const struct io_uring_params *p)
 	ring->ovf_tail = &ring->ovf_head;
 	ring->evfd = -1;
 	ring->poll_ops = &nw_ring_poll_ops;
+	ring->trace_on = nw_trace_init();
 	pthread_mutex_init(&ring->submit_lock, NULL);
 	pthread_mutex_init(&ring->wake_lock, NULL);
 	pthread_mutex_init(&ring->reg_lock, NULL);

@@ -19,6 +19,7 @@
 #include "timeout.h"
 #include "rsrc.h"
 #include "drain.h"
+#include "trace.h"
 
 #define IO_REQ_LINK_FLAGS (IOSQE_IO_LINK | IOSQE_IO_HARDLINK)
 
@@ -116,6 +117,7 @@ static int req_punt(struct nw_req *req)
 
 	if (def->unbound_nonreg_file && !(req->flags & NW_REQ_F_REG_FILE))
 		cls = NW_WQ_UNBOUND;
+	nw_trace_path(req, NW_PATH_WORKER);
 	req->work.fn = req_work;
 	req->work.wq_poll = !!(req->flags & NW_REQ_F_WQ_POLL);
 	return nw_iowq_enqueue(&req->work, cls);
@@ -176,10 +178,14 @@ static int req_issue(struct nw_req *req)
 			int r = nw_poll_arm(req, def->pollin ? NW_POLLIN
 							     : NW_POLLOUT);
 
-			if (r == NW_POLL_OK)
+			if (r == NW_POLL_OK) {
+				nw_trace_path(req, NW_PATH_PARKED);
 				return NW_QUEUED;
-			if (r == NW_POLL_READY)
+			}
+			if (r == NW_POLL_READY) {
+				nw_trace_path(req, NW_PATH_REISSUED);
 				continue;
+			}
 		}
 		if (ret == NW_PUNT && (def->pollin || def->pollout))
 			req->flags |= NW_REQ_F_WQ_POLL;
@@ -293,6 +299,8 @@ static int init_req(struct nw_ring *ring, struct nw_req *req,
 
 	req->tw_func = chain_tw;
 	req->opcode = READ_ONCE(sqe->opcode);
+	if (unlikely(ring->trace_on))
+		nw_trace_submit(req, sqe);
 	req->sqe_flags = sqe_flags = READ_ONCE(sqe->flags);
 	req->user_data = READ_ONCE(sqe->user_data);
 	/* Counted until freed: a drained request waits for all of them. */
@@ -389,8 +397,9 @@ static inline int submit_fast(struct nw_ring *ring,
 	int ret;
 
 	if (unlikely((head & 0xffffff00) || !def->always_inline ||
-		     READ_ONCE(sqe->personality) || ring->link_head ||
-		     ring->drain_active || ring->cqe_shift != 4))
+		     ring->trace_on || READ_ONCE(sqe->personality) ||
+		     ring->link_head || ring->drain_active ||
+		     ring->cqe_shift != 4))
 		return -1;
 	req.ring = ring;
 	req.opcode = opcode;
@@ -554,7 +563,8 @@ int nw_submit_sqes(struct nw_ring *ring, unsigned int nr)
 	__atomic_store_n(&ring->submit_gen, ring->submit_gen + 1,
 			 __ATOMIC_RELAXED);
 	nw_cq_begin_batch(ring);
-	if (ring->cq_room && !ring->link_head && !ring->drain_active) {
+	if (ring->cq_room && !ring->link_head && !ring->drain_active &&
+	    !ring->trace_on) {
 		left -= submit_fast_run(ring, left);
 		if (!left)
 			goto out;

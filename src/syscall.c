@@ -10,6 +10,7 @@
 #include "complete.h"
 #include "submit.h"
 #include "sqpoll.h"
+#include "trace.h"
 #include <nowait.h>
 
 #define NW_ENTER_FLAGS                                     \
@@ -20,7 +21,10 @@
 
 NW_EXPORT int nowait_setup(unsigned int entries, struct io_uring_params *p)
 {
-	return nw_setup(entries, p);
+	int ret = nw_setup(entries, p);
+
+	nw_trace_setup(entries, p, ret);
+	return ret;
 }
 
 /*
@@ -91,7 +95,11 @@ NW_EXPORT int nowait_register(int fd, unsigned int opcode, void *arg,
 	ret = nw_ring_lookup(fd, &ring);
 	if (ret)
 		return ret;
-	return nw_register(ring, opcode, arg, nr_args);
+	ret = nw_register(ring, opcode, arg, nr_args);
+	if (unlikely(ring->trace_on))
+		nw_trace_register(fd, nw_register_name(opcode), opcode, nr_args,
+				  ret);
+	return ret;
 }
 
 #define NW_STR_(x) #x

@@ -7,6 +7,7 @@
  * (a build tree), else the installed one (NOWAIT_PRELOADDIR, set at build
  * time from the Makefile's PRELOADDIR: $(LIBDIR)/nowait).
  */
+#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
@@ -28,9 +29,40 @@ static const char usage_text[] =
 	"  --user     always nowait's engine\n"
 	"  --kernel   always the kernel's io_uring (the preload stays loaded)\n"
 	"  --log      say on stderr which engine runs, and why (NOWAIT_LOG=1)\n"
+	"  --trace[=FILE|OPS]  a line per request as it completes, on stderr\n"
+	"             or in FILE (a name with a / or a .); OPS: read,recv,...\n"
+	"             keeps those opcodes only (NOWAIT_TRACE, "
+	"NOWAIT_TRACE_OPS)\n"
 	"  --help     this text; --version: the version\n"
-	"Environment: NOWAIT_MODE, NOWAIT_LOG, NOWAIT_SPIN_US,"
+	"Environment: NOWAIT_MODE, NOWAIT_LOG, NOWAIT_TRACE, NOWAIT_SPIN_US,"
 	" NOWAIT_PIPE_SPIN_US; see nowait(7).\n";
+
+/*
+ * --trace=X: a file when X has a / or a . in it (truncated now, then
+ * appended to by every process of the program), stderr for "-", else a
+ * list of opcodes traced on stderr.
+ */
+static void set_trace(const char *x)
+{
+	int fd;
+
+	if (!x || !*x || !strcmp(x, "-")) {
+		setenv("NOWAIT_TRACE", "stderr", 1);
+		return;
+	}
+	if (!strchr(x, '/') && !strchr(x, '.')) {
+		setenv("NOWAIT_TRACE", "stderr", 1);
+		setenv("NOWAIT_TRACE_OPS", x, 1);
+		return;
+	}
+	fd = open(x, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		perror(x);
+		exit(127);
+	}
+	close(fd);
+	setenv("NOWAIT_TRACE", x, 1);
+}
 
 static void usage(int status)
 {
@@ -98,6 +130,10 @@ int main(int argc, char **argv)
 			mode = "auto";
 		else if (!strcmp(argv[i], "--log"))
 			setenv("NOWAIT_LOG", "1", 1);
+		else if (!strcmp(argv[i], "--trace"))
+			set_trace(NULL);
+		else if (!strncmp(argv[i], "--trace=", 8))
+			set_trace(argv[i] + 8);
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
 			usage(0);
 		else if (!strcmp(argv[i], "--version")) {
