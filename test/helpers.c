@@ -186,7 +186,7 @@ unsigned int t_ring_flush(struct t_ring *r)
 	unsigned int tail = __atomic_load_n(r->sq_tail, __ATOMIC_RELAXED);
 
 	/* Identity index array: slot i of the ring names SQE i. */
-	for (; tail != r->sqe_tail; tail++)
+	for (; r->sq_array && tail != r->sqe_tail; tail++)
 		r->sq_array[tail & mask] = tail & mask;
 	__atomic_store_n(r->sq_tail, r->sqe_tail, __ATOMIC_RELEASE);
 	return r->sqe_tail - __atomic_load_n(r->sq_head, __ATOMIC_ACQUIRE);

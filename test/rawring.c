@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <nowait.h>
+#include "nowait-abi.h"
 #include "rawring.h"
 
 static int kernel_setup(unsigned int entries, struct io_uring_params *p)
@@ -100,7 +101,11 @@ static int t_ring_map_rings(struct t_ring *r, int fd,
 		(unsigned int *)((char *)r->sq_ptr + p->sq_off.ring_entries);
 	r->sq_flags = (unsigned int *)((char *)r->sq_ptr + p->sq_off.flags);
 	r->sq_dropped = (unsigned int *)((char *)r->sq_ptr + p->sq_off.dropped);
-	r->sq_array = (unsigned int *)((char *)r->sq_ptr + p->sq_off.array);
+	/* NO_SQARRAY: none (sq_off.array is 0, the SQ head's offset). */
+	r->sq_array =
+		(p->flags & IORING_SETUP_NO_SQARRAY)
+			? NULL
+			: (unsigned int *)((char *)r->sq_ptr + p->sq_off.array);
 
 	r->cq_head = (unsigned int *)((char *)r->cq_ptr + p->cq_off.head);
 	r->cq_tail = (unsigned int *)((char *)r->cq_ptr + p->cq_off.tail);
