@@ -28,9 +28,9 @@
 extern const struct t_calls bench_calls_user_punt;
 
 /*
- * A mapped ring. The SQ and CQ rings are always mapped separately (the
- * user engine does not offer IORING_FEAT_SINGLE_MMAP, and the kernel
- * accepts separate mappings too), so both engines run the same code.
+ * A mapped ring. The SQ and CQ rings are always mapped separately, as
+ * fio's t/io_uring maps them (both engines accept that, whatever
+ * IORING_FEAT_SINGLE_MMAP says), so both engines run the same code.
  * The fields the hot paths read are copied out of the mapping.
  */
 struct bench_ring {

@@ -206,9 +206,10 @@ struct nw_ring {
 	bool disabled;	     /* R_DISABLED until ENABLE_RINGS */
 	struct nw_sqd *sqd;  /* SQPOLL: the poller serving it (sqpoll.c) */
 
-	/* The engine's own mappings of the three regions. */
-	void *sq_map, *cq_map, *sqe_map;
-	size_t sq_map_sz, cq_map_sz, sqe_map_sz;
+	/* The engine's own mappings of the rings and SQEs (ringmem.c). */
+	void *rings_map, *sqe_map;
+	size_t rings_map_sz, sqe_map_sz;
+	bool mem_settled; /* the program's CQ_RING mappings alias the rings */
 	unsigned int *sq_head, *sq_tail, *sq_flags, *sq_dropped, *sq_array;
 	unsigned int *cq_head, *cq_tail, *cq_overflow, *cq_flags;
 	char *cqes, *sqes;
@@ -322,6 +323,15 @@ bool nw_ring_referenced(struct nw_ring *ring);
 /* The same through the per-fd cache, for the submit hot path. */
 int nw_ring_lookup_cached(int fd, struct nw_ring **ringp);
 void nw_ring_add(struct nw_ring *ring, int fd);
+/* Does text (a maps line, a link) name the ring's memfd? */
+bool nw_names_ring(const char *text, const struct nw_ring *ring);
+/*
+ * Call fn on each line of /proc/self/maps (without its newline) until it
+ * returns true: 1 if it did, 0 if not, -1 when the file cannot be read.
+ * Under a process-wide leaf lock; fn must not change the mappings.
+ */
+typedef bool (*nw_maps_line_fn)(const char *line, void *arg);
+int nw_ring_maps_scan(nw_maps_line_fn fn, void *arg);
 /* setup.c */
 int nw_setup(unsigned int entries, struct io_uring_params *p);
 

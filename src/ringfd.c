@@ -139,7 +139,7 @@ int nw_ring_lookup_cached(int fd, struct nw_ring **ringp)
 }
 
 /* Does text name this ring's memfd ("/memfd:nowait-ring:<id> (deleted)")? */
-static bool names_ring(const char *text, const struct nw_ring *ring)
+bool nw_names_ring(const char *text, const struct nw_ring *ring)
 {
 	char tag[40];
 	const char *p;
@@ -152,19 +152,19 @@ static bool names_ring(const char *text, const struct nw_ring *ring)
 }
 
 /* Is this maps line a mapping of the ring's memfd not the engine's own? */
-static bool maps_line_is_program(const char *line, struct nw_ring *ring)
+static bool maps_line_is_program(const char *line, void *arg)
 {
+	struct nw_ring *ring = arg;
 	unsigned long start;
 
-	if (sscanf(line, "%lx-", &start) != 1 || !names_ring(line, ring))
+	if (sscanf(line, "%lx-", &start) != 1 || !nw_names_ring(line, ring))
 		return false;
-	return start != (unsigned long)ring->sq_map &&
-	       start != (unsigned long)ring->cq_map &&
+	return start != (unsigned long)ring->rings_map &&
 	       start != (unsigned long)ring->sqe_map;
 }
 
-/* ring_mapped_by_program on the kept fd: 1, 0, or -1 (cannot read it). */
-static int maps_scan(struct nw_ring *ring)
+/* nw_ring_maps_scan on the kept fd, under proc_lock. */
+static int maps_scan(nw_maps_line_fn fn, void *arg)
 {
 	char buf[4096], *p, *nl;
 	size_t have = 0;
@@ -181,11 +181,11 @@ static int maps_scan(struct nw_ring *ring)
 		buf[have] = '\0';
 		for (p = buf; (nl = strchr(p, '\n')); p = nl + 1) {
 			*nl = '\0';
-			if (maps_line_is_program(p, ring))
+			if (fn(p, arg))
 				return 1;
 		}
 		if (n == 0)
-			return *p && maps_line_is_program(p, ring);
+			return *p && fn(p, arg);
 		have = strlen(p);
 		if (have == sizeof(buf) - 1)
 			have = 0; /* not a maps line: skip it */
@@ -193,8 +193,7 @@ static int maps_scan(struct nw_ring *ring)
 	}
 }
 
-/* Does a mapping of the ring's memfd exist that is not the engine's own? */
-static bool ring_mapped_by_program(struct nw_ring *ring)
+int nw_ring_maps_scan(nw_maps_line_fn fn, void *arg)
 {
 	char line[512];
 	bool found = false;
@@ -203,18 +202,28 @@ static bool ring_mapped_by_program(struct nw_ring *ring)
 
 	pthread_mutex_lock(&proc_lock);
 	if (proc_maps_fd >= 0 && proc_pid == nw_getpid())
-		r = maps_scan(ring);
+		r = maps_scan(fn, arg);
 	pthread_mutex_unlock(&proc_lock);
 	if (r >= 0)
 		return r;
 	/* Not kept (or closed by the program): a file of its own. */
 	f = fopen("/proc/self/maps", "re");
 	if (!f)
-		return true; /* cannot tell: assume alive */
-	while (!found && fgets(line, sizeof(line), f))
-		found = maps_line_is_program(line, ring);
+		return -1;
+	while (!found && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		found = fn(line, arg);
+	}
 	fclose(f);
 	return found;
+}
+
+/* Does a mapping of the ring's memfd exist that is not the engine's own? */
+static bool ring_mapped_by_program(struct nw_ring *ring)
+{
+	int r = nw_ring_maps_scan(maps_line_is_program, ring);
+
+	return r != 0; /* cannot tell: assume alive */
 }
 
 /* Does the fd named name (a /proc/self/fd entry) name the ring? */
@@ -228,7 +237,7 @@ static bool fd_names_ring(const char *name, struct nw_ring *ring)
 	if (n <= 0)
 		return false;
 	target[n] = '\0';
-	return names_ring(target, ring);
+	return nw_names_ring(target, ring);
 }
 
 struct nw_dirent64 {
@@ -301,7 +310,7 @@ bool nw_ring_referenced(struct nw_ring *ring)
 	n = readlink(path, target, sizeof(target) - 1);
 	if (n > 0) {
 		target[n] = '\0';
-		if (names_ring(target, ring))
+		if (nw_names_ring(target, ring))
 			return true;
 	}
 	return ring_mapped_by_program(ring) || ring_has_fd(ring);

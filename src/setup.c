@@ -1,44 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * io_uring_setup(2): parameter validation exactly as the kernel does it
- * (io_uring.c io_uring_sanitise_params / io_uring_fill_params), and the ring
- * memory: a sparse memfd with the SQ ring, the CQ ring and the SQE array at
- * the kernel's mmap offsets. The SQ and CQ rings are separate regions (a
- * memfd cannot alias two offsets), so IORING_FEAT_SINGLE_MMAP is not
- * advertised. Runs on the calling thread.
+ * (io_uring.c io_uring_sanitise_params / io_uring_fill_params), the ring
+ * struct, and the hand-off to ringmem.c for the ring memory. Runs on the
+ * calling thread.
  */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
-#include <sys/mman.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
 #include "internal.h"
 #include "opdef.h"
+#include "ringmem.h"
 #include "ringpoll.h"
 #include "sqpoll.h"
 #include "trace.h"
-
-/* Header layout of the two ring regions; each hot word on its own line. */
-enum {
-	SQ_OFF_HEAD = 0,
-	SQ_OFF_TAIL = 64,
-	SQ_OFF_MASK = 128,
-	SQ_OFF_ENTRIES = 132,
-	SQ_OFF_FLAGS = 136,
-	SQ_OFF_DROPPED = 140,
-	/* 144..191 unused, but for NW_SQ_OFF_WAKE (sqpoll.h) */
-	SQ_OFF_ARRAY = 192,
-	CQ_OFF_HEAD = 0,
-	CQ_OFF_TAIL = 64,
-	CQ_OFF_MASK = 128,
-	CQ_OFF_ENTRIES = 132,
-	CQ_OFF_OVERFLOW = 136,
-	CQ_OFF_FLAGS = 140,
-	CQ_OFF_CQES = 192,
-};
 
 /* Setup flags the engine honours; the others get -EINVAL, as on a kernel
  * that predates them. */
@@ -52,15 +27,14 @@ enum {
 	 IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF)
 
 /* Every feature bit here is honoured (see README's status table). */
-#define NW_FEATURES                                          \
-	(IORING_FEAT_NODROP | IORING_FEAT_SUBMIT_STABLE |    \
-	 IORING_FEAT_CUR_PERSONALITY | IORING_FEAT_EXT_ARG | \
-	 IORING_FEAT_NATIVE_WORKERS | IORING_FEAT_CQE_SKIP | \
-	 IORING_FEAT_LINKED_FILE | IORING_FEAT_FAST_POLL |   \
-	 IORING_FEAT_POLL_32BITS | IORING_FEAT_RW_CUR_POS |  \
-	 IORING_FEAT_RSRC_TAGS | IORING_FEAT_SQPOLL_NONFIXED)
-
-static unsigned int ring_ids;
+#define NW_FEATURES                                                \
+	(IORING_FEAT_SINGLE_MMAP | IORING_FEAT_NODROP |            \
+	 IORING_FEAT_SUBMIT_STABLE | IORING_FEAT_CUR_PERSONALITY | \
+	 IORING_FEAT_EXT_ARG | IORING_FEAT_NATIVE_WORKERS |        \
+	 IORING_FEAT_CQE_SKIP | IORING_FEAT_LINKED_FILE |          \
+	 IORING_FEAT_FAST_POLL | IORING_FEAT_POLL_32BITS |         \
+	 IORING_FEAT_RW_CUR_POS | IORING_FEAT_RSRC_TAGS |          \
+	 IORING_FEAT_SQPOLL_NONFIXED)
 
 static unsigned int roundup_pow2(unsigned int v)
 {
@@ -116,122 +90,6 @@ static int size_rings(unsigned int entries, struct io_uring_params *p)
 	if (p->cq_entries < p->sq_entries)
 		return -EINVAL;
 	return 0;
-}
-
-static void fill_offsets(struct io_uring_params *p)
-{
-	memset(&p->sq_off, 0, sizeof(p->sq_off));
-	memset(&p->cq_off, 0, sizeof(p->cq_off));
-	p->sq_off.head = SQ_OFF_HEAD;
-	p->sq_off.tail = SQ_OFF_TAIL;
-	p->sq_off.ring_mask = SQ_OFF_MASK;
-	p->sq_off.ring_entries = SQ_OFF_ENTRIES;
-	p->sq_off.flags = SQ_OFF_FLAGS;
-	p->sq_off.dropped = SQ_OFF_DROPPED;
-	if (!(p->flags & IORING_SETUP_NO_SQARRAY))
-		p->sq_off.array = SQ_OFF_ARRAY;
-	p->cq_off.head = CQ_OFF_HEAD;
-	p->cq_off.tail = CQ_OFF_TAIL;
-	p->cq_off.ring_mask = CQ_OFF_MASK;
-	p->cq_off.ring_entries = CQ_OFF_ENTRIES;
-	p->cq_off.overflow = CQ_OFF_OVERFLOW;
-	p->cq_off.cqes = CQ_OFF_CQES;
-	p->cq_off.flags = CQ_OFF_FLAGS;
-}
-
-static void *map_region(int fd, off_t off, size_t len)
-{
-	void *ptr = mmap(NULL, len, PROT_READ | PROT_WRITE,
-			 MAP_SHARED | MAP_POPULATE, fd, off);
-
-	return ptr == MAP_FAILED ? NULL : ptr;
-}
-
-static void unmap_rings(struct nw_ring *ring)
-{
-	if (ring->sq_map)
-		munmap(ring->sq_map, ring->sq_map_sz);
-	if (ring->cq_map)
-		munmap(ring->cq_map, ring->cq_map_sz);
-	if (ring->sqe_map)
-		munmap(ring->sqe_map, ring->sqe_map_sz);
-}
-
-static bool fsize_allows(size_t size)
-{
-	struct rlimit rl;
-
-	return getrlimit(RLIMIT_FSIZE, &rl) || rl.rlim_cur == RLIM_INFINITY ||
-	       rl.rlim_cur >= size;
-}
-
-/* Create the memfd and map the three regions into the engine. */
-static int create_memory(struct nw_ring *ring)
-{
-	char name[32];
-	struct stat st;
-	int fd, ret;
-
-	ring->sq_map_sz = SQ_OFF_ARRAY + (size_t)ring->sq_entries * 4;
-	ring->cq_map_sz =
-		CQ_OFF_CQES + ((size_t)ring->cq_entries << ring->cqe_shift);
-	ring->sqe_map_sz = (size_t)ring->sq_entries << ring->sqe_shift;
-
-	/* A unique name: the reactor finds the program's references by it. */
-	ring->id = __atomic_add_fetch(&ring_ids, 1, __ATOMIC_RELAXED);
-	snprintf(name, sizeof(name), "nowait-ring:%u", ring->id);
-	fd = memfd_create(name, MFD_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ret = -ENOMEM;
-	/*
-	 * The memfd spans the kernel's mmap offsets (SQEs at 256 MiB), so
-	 * RLIMIT_FSIZE applies to it: a smaller limit would make ftruncate
-	 * raise SIGXFSZ, which kills by default. Fail the setup instead.
-	 */
-	if (!fsize_allows(IORING_OFF_SQES + ring->sqe_map_sz) ||
-	    ftruncate(fd, IORING_OFF_SQES + ring->sqe_map_sz) < 0)
-		goto err_close;
-	ring->sq_map = map_region(fd, IORING_OFF_SQ_RING, ring->sq_map_sz);
-	ring->cq_map = map_region(fd, IORING_OFF_CQ_RING, ring->cq_map_sz);
-	ring->sqe_map = map_region(fd, IORING_OFF_SQES, ring->sqe_map_sz);
-	if (!ring->sq_map || !ring->cq_map || !ring->sqe_map)
-		goto err_unmap;
-	if (fstat(fd, &st) < 0) {
-		ret = -errno;
-		goto err_unmap;
-	}
-	ring->dev = st.st_dev;
-	ring->ino = st.st_ino;
-	return fd;
-err_unmap:
-	unmap_rings(ring);
-err_close:
-	close(fd);
-	return ret;
-}
-
-static void init_pointers(struct nw_ring *ring)
-{
-	char *sq = ring->sq_map, *cq = ring->cq_map;
-
-	ring->sq_head = (unsigned int *)(sq + SQ_OFF_HEAD);
-	ring->sq_tail = (unsigned int *)(sq + SQ_OFF_TAIL);
-	ring->sq_flags = (unsigned int *)(sq + SQ_OFF_FLAGS);
-	ring->sq_dropped = (unsigned int *)(sq + SQ_OFF_DROPPED);
-	ring->sq_array = (ring->flags & IORING_SETUP_NO_SQARRAY)
-				 ? NULL
-				 : (unsigned int *)(sq + SQ_OFF_ARRAY);
-	ring->cq_head = (unsigned int *)(cq + CQ_OFF_HEAD);
-	ring->cq_tail = (unsigned int *)(cq + CQ_OFF_TAIL);
-	ring->cq_overflow = (unsigned int *)(cq + CQ_OFF_OVERFLOW);
-	ring->cq_flags = (unsigned int *)(cq + CQ_OFF_FLAGS);
-	ring->cqes = cq + CQ_OFF_CQES;
-	ring->sqes = ring->sqe_map;
-	*(unsigned int *)(sq + SQ_OFF_MASK) = ring->sq_mask;
-	*(unsigned int *)(sq + SQ_OFF_ENTRIES) = ring->sq_entries;
-	*(unsigned int *)(cq + CQ_OFF_MASK) = ring->cq_mask;
-	*(unsigned int *)(cq + CQ_OFF_ENTRIES) = ring->cq_entries;
 }
 
 static bool punt_env(void)
@@ -319,18 +177,16 @@ int nw_setup(unsigned int entries, struct io_uring_params *uparams)
 		ret = check_attach_wq(&p);
 	if (ret)
 		return ret;
-	fill_offsets(&p);
 	p.features = NW_FEATURES;
 
 	ring = ring_alloc(&p);
 	if (!ring)
 		return -ENOMEM;
-	fd = create_memory(ring);
+	fd = nw_ringmem_create(ring, &p);
 	if (fd < 0) {
 		free(ring);
 		return fd;
 	}
-	init_pointers(ring);
 	if (p.flags & IORING_SETUP_SQPOLL) {
 		ret = nw_sqpoll_create(ring, &p);
 		if (ret)
@@ -348,7 +204,7 @@ int nw_setup(unsigned int entries, struct io_uring_params *uparams)
 	nw_ring_add(ring, fd);
 	return fd;
 err_unmap:
-	unmap_rings(ring);
+	nw_ringmem_destroy(ring);
 	free(ring);
 	close(fd);
 	return ret;

@@ -38,6 +38,7 @@
 #include "internal.h"
 #include "complete.h"
 #include "submit.h"
+#include "ringmem.h"
 #include "sqpoll.h"
 
 /* SQEs taken from one ring per pass when the poller serves several. */
@@ -214,6 +215,8 @@ static bool sqd_submit(struct nw_sqd *sqd, struct nw_ring *ring, bool cap)
 
 	if (!n)
 		return false;
+	/* The program has mapped what it uses before its first SQE. */
+	nw_ringmem_settle(ring, -1);
 	if (n > ring->sq_entries)
 		n = ring->sq_entries;
 	if (cap && n > NW_SQPOLL_CAP)
@@ -410,7 +413,7 @@ static int sqd_start(struct nw_ring *ring, const struct io_uring_params *p,
 		return -ENOMEM;
 	pthread_mutex_init(&sqd->lock, NULL);
 	sqd->wake_word =
-		(unsigned int *)((char *)ring->sq_map + NW_SQ_OFF_WAKE);
+		(unsigned int *)((char *)ring->rings_map + NW_SQ_OFF_WAKE);
 	sqd->pid = cur_pid();
 	/* The poller waits for the lock until its first ring is added. */
 	pthread_mutex_lock(&sqd->lock);

@@ -6,8 +6,8 @@
 #include "internal.h"
 
 /*
- * Engine-private word in the SQ ring header's padding (between the dropped
- * counter and the index array, which setup.c leaves unused): the poller's
+ * Engine-private word in the rings header's padding (between the dropped
+ * counter and the CQ header, which ringmem.c leaves unused): the poller's
  * wake-up futex. It is in the ring's shared memory so that a forked child
  * that submits on the parent's ring can wake the parent's poller.
  */

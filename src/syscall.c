@@ -8,6 +8,7 @@
 #include <errno.h>
 #include "internal.h"
 #include "complete.h"
+#include "ringmem.h"
 #include "submit.h"
 #include "sqpoll.h"
 #include "trace.h"
@@ -64,6 +65,7 @@ NW_EXPORT int nowait_enter(int fd, unsigned int to_submit,
 		return ret2;
 	if (unlikely(READ_ONCE(ring->disabled)))
 		return -EBADFD;
+	nw_ringmem_settle(ring, fd);
 	if (unlikely(ring->sqd))
 		return nw_sqpoll_enter(ring, to_submit, min_complete, flags,
 				       arg, argsz);

@@ -68,8 +68,10 @@ static void test_layout(void)
 	T_ASSERT_EQ(io_uring_sq_ready(&ring), 0);
 	T_ASSERT_EQ(io_uring_cq_ready(&ring), 0);
 	T_ASSERT(!io_uring_cq_has_overflow(&ring));
-	if (!(p.features & IORING_FEAT_SINGLE_MMAP))
-		T_ASSERT(ring.sq.ring_ptr != ring.cq.ring_ptr);
+	/* One mapping for both rings (IORING_FEAT_SINGLE_MMAP). */
+	T_ASSERT(p.features & IORING_FEAT_SINGLE_MMAP);
+	T_ASSERT(ring.sq.ring_ptr == ring.cq.ring_ptr);
+	T_ASSERT_EQ(ring.sq.ring_sz, ring.cq.ring_sz);
 	io_uring_queue_exit(&ring);
 }
 

@@ -33,7 +33,7 @@
 #  cqe       the CQ ring's entries are written only by complete.c and its
 #            header complete.h: outside them, no line of src/ (comments
 #            aside) names the CQE type io_uring_cqe or its big_cqe field,
-#            or dereferences the ring's CQE array (->cqes), except setup.c
+#            or dereferences the ring's CQE array (->cqes), except ringmem.c
 #            sizing it (sizeof(struct io_uring_cqe)) and mapping it
 #            (ring->cqes = ...). Writing a CQE needs one of the three.
 #  epoll     epoll_* and <sys/epoll.h> appear only in src/loop.c (comments
@@ -320,7 +320,7 @@ srcfiles=("$SRCDIR"/*.[ch])
 # CQE writers: complete.c and complete.h only.
 hits=$(grep -nHE 'io_uring_cqe|big_cqe|->cqes\b' "${srcfiles[@]}" |
 	code_only | grep -vE '^[^:]*/complete\.[ch]:' |
-	grep -vE '^[^:]*/setup\.c:[0-9]+:.*(sizeof\(struct io_uring_cqe\)|->cqes = )')
+	grep -vE '^[^:]*/ringmem\.c:[0-9]+:.*(sizeof\(struct io_uring_cqe\)|->cqes = )')
 verdict cqe "$hits" "CQEs are written only in complete.c/complete.h" \
 	"lines outside complete.c/complete.h touch CQEs"
 

@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The ring memory (the kernel's io_allocate_scq_urings and memmap.c): one
+ * "rings" region with the SQ and CQ headers, the CQEs and the SQ index
+ * array, which sq_off and cq_off both index, and the SQE array. They live
+ * in a sparse memfd at the kernel's mmap offsets: the rings at
+ * IORING_OFF_SQ_RING, the SQEs at IORING_OFF_SQES. The kernel serves the
+ * rings at IORING_OFF_CQ_RING too; a memfd cannot alias two offsets, so
+ * that offset holds a mirror of the rings' header (the ring sizes are read
+ * right after the mmap), and nw_ringmem_settle turns a program's mapping of
+ * it into a mapping of the rings region before the program can expect a
+ * CQE there. docs/ring-memory.md says why. Runs on the program's threads
+ * and the SQPOLL poller.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include "ringmem.h"
+
+/* The rings region's header; each hot word on its own cache line. */
+enum {
+	SQ_OFF_HEAD = 0,
+	SQ_OFF_TAIL = 64,
+	SQ_OFF_MASK = 128,
+	SQ_OFF_ENTRIES = 132,
+	SQ_OFF_FLAGS = 136,
+	SQ_OFF_DROPPED = 140,
+	/* 144..191 unused, but for NW_SQ_OFF_WAKE (sqpoll.h) */
+	CQ_OFF_HEAD = 192,
+	CQ_OFF_TAIL = 256,
+	CQ_OFF_MASK = 320,
+	CQ_OFF_ENTRIES = 324,
+	CQ_OFF_OVERFLOW = 328,
+	CQ_OFF_FLAGS = 332,
+	CQ_OFF_CQES = 384,
+};
+
+/* Mappings of the mirror one settle handles (a program maps it once). */
+#define NW_MIRROR_MAPS 8
+
+static pthread_mutex_t settle_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned int ring_ids;
+
+/* The SQ index array: after the CQEs, cache-aligned, as the kernel has it. */
+static size_t sq_array_off(const struct nw_ring *ring)
+{
+	size_t end =
+		CQ_OFF_CQES + ((size_t)ring->cq_entries << ring->cqe_shift);
+
+	return (end + 63) & ~(size_t)63;
+}
+
+static size_t rings_size(const struct nw_ring *ring)
+{
+	if (ring->flags & IORING_SETUP_NO_SQARRAY)
+		return CQ_OFF_CQES +
+		       ((size_t)ring->cq_entries << ring->cqe_shift);
+	return sq_array_off(ring) + (size_t)ring->sq_entries * 4;
+}
+
+static size_t page_align(size_t len)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	return (len + page - 1) & ~(page - 1);
+}
+
+static void fill_offsets(const struct nw_ring *ring, struct io_uring_params *p)
+{
+	memset(&p->sq_off, 0, sizeof(p->sq_off));
+	memset(&p->cq_off, 0, sizeof(p->cq_off));
+	p->sq_off.head = SQ_OFF_HEAD;
+	p->sq_off.tail = SQ_OFF_TAIL;
+	p->sq_off.ring_mask = SQ_OFF_MASK;
+	p->sq_off.ring_entries = SQ_OFF_ENTRIES;
+	p->sq_off.flags = SQ_OFF_FLAGS;
+	p->sq_off.dropped = SQ_OFF_DROPPED;
+	if (!(p->flags & IORING_SETUP_NO_SQARRAY))
+		p->sq_off.array = (unsigned int)sq_array_off(ring);
+	p->cq_off.head = CQ_OFF_HEAD;
+	p->cq_off.tail = CQ_OFF_TAIL;
+	p->cq_off.ring_mask = CQ_OFF_MASK;
+	p->cq_off.ring_entries = CQ_OFF_ENTRIES;
+	p->cq_off.overflow = CQ_OFF_OVERFLOW;
+	p->cq_off.cqes = CQ_OFF_CQES;
+	p->cq_off.flags = CQ_OFF_FLAGS;
+}
+
+static void *map_region(int fd, off_t off, size_t len)
+{
+	void *ptr = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_POPULATE, fd, off);
+
+	return ptr == MAP_FAILED ? NULL : ptr;
+}
+
+void nw_ringmem_destroy(struct nw_ring *ring)
+{
+	if (ring->rings_map)
+		munmap(ring->rings_map, ring->rings_map_sz);
+	if (ring->sqe_map)
+		munmap(ring->sqe_map, ring->sqe_map_sz);
+	ring->rings_map = ring->sqe_map = NULL;
+}
+
+static bool fsize_allows(size_t size)
+{
+	struct rlimit rl;
+
+	return getrlimit(RLIMIT_FSIZE, &rl) || rl.rlim_cur == RLIM_INFINITY ||
+	       rl.rlim_cur >= size;
+}
+
+/* Create the memfd and map the two regions into the engine. */
+static int create_memfd(struct nw_ring *ring)
+{
+	char name[32];
+	struct stat st;
+	int fd, ret;
+
+	ring->rings_map_sz = rings_size(ring);
+	ring->sqe_map_sz = (size_t)ring->sq_entries << ring->sqe_shift;
+	/* A unique name: the reactor finds the program's references by it. */
+	ring->id = __atomic_add_fetch(&ring_ids, 1, __ATOMIC_RELAXED);
+	snprintf(name, sizeof(name), "nowait-ring:%u", ring->id);
+	fd = memfd_create(name, MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = -ENOMEM;
+	/*
+	 * The memfd spans the kernel's mmap offsets (SQEs at 256 MiB), so
+	 * RLIMIT_FSIZE applies to it: a smaller limit would make ftruncate
+	 * raise SIGXFSZ, which kills by default. Fail the setup instead.
+	 */
+	if (!fsize_allows(IORING_OFF_SQES + ring->sqe_map_sz) ||
+	    ftruncate(fd, IORING_OFF_SQES + ring->sqe_map_sz) < 0)
+		goto err_close;
+	ring->rings_map =
+		map_region(fd, IORING_OFF_SQ_RING, ring->rings_map_sz);
+	ring->sqe_map = map_region(fd, IORING_OFF_SQES, ring->sqe_map_sz);
+	if (!ring->rings_map || !ring->sqe_map)
+		goto err_unmap;
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		goto err_unmap;
+	}
+	ring->dev = st.st_dev;
+	ring->ino = st.st_ino;
+	return fd;
+err_unmap:
+	nw_ringmem_destroy(ring);
+err_close:
+	close(fd);
+	return ret;
+}
+
+static void init_pointers(struct nw_ring *ring)
+{
+	char *r = ring->rings_map;
+
+	ring->sq_head = (unsigned int *)(r + SQ_OFF_HEAD);
+	ring->sq_tail = (unsigned int *)(r + SQ_OFF_TAIL);
+	ring->sq_flags = (unsigned int *)(r + SQ_OFF_FLAGS);
+	ring->sq_dropped = (unsigned int *)(r + SQ_OFF_DROPPED);
+	ring->sq_array = (ring->flags & IORING_SETUP_NO_SQARRAY)
+				 ? NULL
+				 : (unsigned int *)(r + sq_array_off(ring));
+	ring->cq_head = (unsigned int *)(r + CQ_OFF_HEAD);
+	ring->cq_tail = (unsigned int *)(r + CQ_OFF_TAIL);
+	ring->cq_overflow = (unsigned int *)(r + CQ_OFF_OVERFLOW);
+	ring->cq_flags = (unsigned int *)(r + CQ_OFF_FLAGS);
+	ring->cqes = r + CQ_OFF_CQES;
+	ring->sqes = ring->sqe_map;
+	*(unsigned int *)(r + SQ_OFF_MASK) = ring->sq_mask;
+	*(unsigned int *)(r + SQ_OFF_ENTRIES) = ring->sq_entries;
+	*(unsigned int *)(r + CQ_OFF_MASK) = ring->cq_mask;
+	*(unsigned int *)(r + CQ_OFF_ENTRIES) = ring->cq_entries;
+}
+
+int nw_ringmem_create(struct nw_ring *ring, struct io_uring_params *p)
+{
+	int fd;
+
+	fill_offsets(ring, p);
+	fd = create_memfd(ring);
+	if (fd < 0)
+		return fd;
+	init_pointers(ring);
+	/* The mirror: the header as it is now, sizes filled, all else 0. */
+	if (pwrite(fd, ring->rings_map, CQ_OFF_CQES, IORING_OFF_CQ_RING) !=
+	    CQ_OFF_CQES) {
+		nw_ringmem_destroy(ring);
+		close(fd);
+		return -ENOMEM;
+	}
+	return fd;
+}
+
+/* A program's mapping of the mirror, from /proc/self/maps. */
+struct mirror_map {
+	unsigned long start, end;
+	unsigned long long off;
+	int prot;
+};
+
+struct mirror_scan {
+	struct nw_ring *ring;
+	struct mirror_map maps[NW_MIRROR_MAPS];
+	unsigned int nr;
+};
+
+static bool find_mirror(const char *line, void *arg)
+{
+	struct mirror_scan *s = arg;
+	struct mirror_map *m = &s->maps[s->nr];
+	char perms[5];
+
+	if (sscanf(line, "%lx-%lx %4s %llx", &m->start, &m->end, perms,
+		   &m->off) != 4 ||
+	    !nw_names_ring(line, s->ring))
+		return false;
+	if (m->off < IORING_OFF_CQ_RING || m->off >= IORING_OFF_SQES)
+		return false;
+	m->prot = (perms[0] == 'r' ? PROT_READ : 0) |
+		  (perms[1] == 'w' ? PROT_WRITE : 0);
+	return ++s->nr == NW_MIRROR_MAPS;
+}
+
+/*
+ * What the program may have written into the mirror before it settled:
+ * only IORING_CQ_EVENTFD_DISABLED means something without CQEs.
+ */
+static void keep_cq_flags(struct nw_ring *ring, const struct mirror_map *m,
+			  size_t rel)
+{
+	unsigned int *flags;
+
+	if (!(m->prot & PROT_READ) || CQ_OFF_FLAGS < rel ||
+	    CQ_OFF_FLAGS + 4 > rel + (m->end - m->start))
+		return;
+	flags = (unsigned int *)(m->start + (CQ_OFF_FLAGS - rel));
+	if (__atomic_load_n(flags, __ATOMIC_RELAXED) &
+	    IORING_CQ_EVENTFD_DISABLED)
+		__atomic_fetch_or(ring->cq_flags, IORING_CQ_EVENTFD_DISABLED,
+				  __ATOMIC_RELAXED);
+}
+
+/*
+ * Put the rings region's pages where the program mapped the mirror, in
+ * one step (the pages swap under the program's feet atomically): a second
+ * mapping of the engine's own (mremap with old size 0 duplicates a shared
+ * mapping), else a fresh one of fd.
+ */
+static void alias_mirror(struct nw_ring *ring, const struct mirror_map *m,
+			 int fd)
+{
+	size_t rel = m->off - IORING_OFF_CQ_RING, len = m->end - m->start;
+	void *dst = (void *)m->start, *r = MAP_FAILED;
+
+	keep_cq_flags(ring, m, rel);
+	if (rel < page_align(ring->rings_map_sz))
+		r = mremap((char *)ring->rings_map + rel, 0, len,
+			   MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+	if (r != MAP_FAILED) {
+		if (m->prot != (PROT_READ | PROT_WRITE))
+			mprotect(dst, len, m->prot);
+		return;
+	}
+	if (fd >= 0)
+		r = mmap(dst, len, m->prot, MAP_SHARED | MAP_FIXED, fd,
+			 (off_t)rel);
+	if (r == MAP_FAILED)
+		fprintf(stderr,
+			"nowait: ring %u: the CQ ring mapped at %p cannot "
+			"alias the rings (%s); map IORING_OFF_SQ_RING only "
+			"(IORING_FEAT_SINGLE_MMAP)\n",
+			ring->id, dst, strerror(errno));
+}
+
+void nw_ringmem_settle_slow(struct nw_ring *ring, int fd)
+{
+	struct mirror_scan s = {.ring = ring};
+
+	pthread_mutex_lock(&settle_lock);
+	if (!ring->mem_settled) {
+		/* Collect first: the maps change under a reader. */
+		nw_ring_maps_scan(find_mirror, &s);
+		for (unsigned int i = 0; i < s.nr; i++)
+			alias_mirror(ring, &s.maps[i], fd);
+		__atomic_store_n(&ring->mem_settled, true, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&settle_lock);
+}

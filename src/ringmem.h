@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/* The ring memory: its layout, the memfd, the mirror (ringmem.c). */
+#ifndef NW_RINGMEM_H
+#define NW_RINGMEM_H
+
+#include "internal.h"
+
+/*
+ * Lay the ring out and fill p's sq_off and cq_off: the memfd (its fd, or
+ * -errno) mapped into the engine, the ring's pointers set. ring comes from
+ * setup with its sizes and flags filled.
+ */
+int nw_ringmem_create(struct nw_ring *ring, struct io_uring_params *p);
+/* Undo the engine's mappings (setup failed after nw_ringmem_create). */
+void nw_ringmem_destroy(struct nw_ring *ring);
+
+void nw_ringmem_settle_slow(struct nw_ring *ring, int fd);
+/*
+ * Make the program's mappings of IORING_OFF_CQ_RING views of the rings
+ * region, once per ring, at its first enter (fd: the fd entered with) or
+ * its poller's first SQE (fd -1). A load on the fast path.
+ */
+static inline void nw_ringmem_settle(struct nw_ring *ring, int fd)
+{
+	if (unlikely(!__atomic_load_n(&ring->mem_settled, __ATOMIC_ACQUIRE)))
+		nw_ringmem_settle_slow(ring, fd);
+}
+
+#endif
