@@ -76,6 +76,24 @@ static void ring_init(struct io_uring *ring, unsigned int entries,
 	T_ASSERT_EQ(*ring->sq.kring_entries, p->sq_entries);
 }
 
+/*
+ * The next SQE. A poller may post a batch's CQEs before it moves the SQ
+ * head past it (the kernel's io_submit_sqes does too): then wait for room
+ * as liburing's users do.
+ */
+static struct io_uring_sqe *get_sqe(struct io_uring *ring)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+
+	for (int i = 0; !sqe && i < 1000; i++) {
+		T_ASSERT(ring->flags & IORING_SETUP_SQPOLL);
+		T_ASSERT_GE(io_uring_sqring_wait(ring), 0);
+		sqe = io_uring_get_sqe(ring);
+	}
+	T_ASSERT(sqe != NULL);
+	return sqe;
+}
+
 /* Batches of NOPs and reads until the CQ went round twice. */
 static void traffic(struct io_uring *ring, unsigned int cq_entries)
 {
@@ -85,10 +103,9 @@ static void traffic(struct io_uring *ring, unsigned int cq_entries)
 
 	while (seq < 2 * cq_entries + n) {
 		for (unsigned int i = 0; i < n; i++) {
-			struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+			struct io_uring_sqe *sqe = get_sqe(ring);
 			size_t off = ((seq + i) * 1031UL) % (FILE_LEN - 256);
 
-			T_ASSERT(sqe != NULL);
 			if (i & 1)
 				io_uring_prep_read(sqe, data_fd, bufs[i], 256,
 						   off);
