@@ -12,7 +12,11 @@
 #include <linux/io_uring.h>
 
 #ifndef IORING_SETUP_NO_MMAP
-#define IORING_SETUP_NO_MMAP (1U << 14)
+#define IORING_SETUP_NO_MMAP  (1U << 14)
+/* The offsets' last word, user_addr since 6.5, was resv2 before. */
+#define NW_OFF_USER_ADDR(off) ((off).resv2)
+#else
+#define NW_OFF_USER_ADDR(off) ((off).user_addr)
 #endif
 #ifndef IORING_SETUP_REGISTERED_FD_ONLY
 #define IORING_SETUP_REGISTERED_FD_ONLY (1U << 15)

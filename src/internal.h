@@ -210,6 +210,7 @@ struct nw_ring {
 	void *rings_map, *sqe_map;
 	size_t rings_map_sz, sqe_map_sz;
 	bool mem_settled; /* the program's CQ_RING mappings alias the rings */
+	bool mem_user;	  /* IORING_SETUP_NO_MMAP: both are program memory */
 	unsigned int *sq_head, *sq_tail, *sq_flags, *sq_dropped, *sq_array;
 	unsigned int *cq_head, *cq_tail, *cq_overflow, *cq_flags;
 	char *cqes, *sqes;

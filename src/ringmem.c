@@ -13,6 +13,8 @@
  * and the SQPOLL poller.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -69,10 +71,18 @@ static size_t page_align(size_t len)
 	return (len + page - 1) & ~(page - 1);
 }
 
+/* io_uring_fill_params: user_addr kept with NO_MMAP, all else ours. */
 static void fill_offsets(const struct nw_ring *ring, struct io_uring_params *p)
 {
+	uint64_t sq_user = NW_OFF_USER_ADDR(p->sq_off);
+	uint64_t cq_user = NW_OFF_USER_ADDR(p->cq_off);
+
 	memset(&p->sq_off, 0, sizeof(p->sq_off));
 	memset(&p->cq_off, 0, sizeof(p->cq_off));
+	if (p->flags & IORING_SETUP_NO_MMAP) {
+		NW_OFF_USER_ADDR(p->sq_off) = sq_user;
+		NW_OFF_USER_ADDR(p->cq_off) = cq_user;
+	}
 	p->sq_off.head = SQ_OFF_HEAD;
 	p->sq_off.tail = SQ_OFF_TAIL;
 	p->sq_off.ring_mask = SQ_OFF_MASK;
@@ -100,9 +110,10 @@ static void *map_region(int fd, off_t off, size_t len)
 
 void nw_ringmem_destroy(struct nw_ring *ring)
 {
-	if (ring->rings_map)
+	/* The program's own memory (NO_MMAP) stays the program's. */
+	if (ring->rings_map && !ring->mem_user)
 		munmap(ring->rings_map, ring->rings_map_sz);
-	if (ring->sqe_map)
+	if (ring->sqe_map && !ring->mem_user)
 		munmap(ring->sqe_map, ring->sqe_map_sz);
 	ring->rings_map = ring->sqe_map = NULL;
 }
@@ -115,22 +126,42 @@ static bool fsize_allows(size_t size)
 	       rl.rlim_cur >= size;
 }
 
-/* Create the memfd and map the two regions into the engine. */
-static int create_memfd(struct nw_ring *ring)
+/* The ring fd: a memfd with a unique name, its inode the ring's identity. */
+static int memfd_open(struct nw_ring *ring)
 {
+	unsigned int flags = MFD_CLOEXEC;
 	char name[32];
 	struct stat st;
-	int fd, ret;
+	int fd;
 
-	ring->rings_map_sz = rings_size(ring);
-	ring->sqe_map_sz = (size_t)ring->sq_entries << ring->sqe_shift;
-	/* A unique name: the reactor finds the program's references by it. */
+	/* The reactor finds the program's references by the name. */
 	ring->id = __atomic_add_fetch(&ring_ids, 1, __ATOMIC_RELAXED);
 	snprintf(name, sizeof(name), "nowait-ring:%u", ring->id);
-	fd = memfd_create(name, MFD_CLOEXEC);
+	if (ring->mem_user)
+		flags |= MFD_ALLOW_SEALING;
+	fd = memfd_create(name, flags);
 	if (fd < 0)
 		return -errno;
-	ret = -ENOMEM;
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return -EBADF;
+	}
+	ring->dev = st.st_dev;
+	ring->ino = st.st_ino;
+	/*
+	 * NO_MMAP: nothing to map (the kernel refuses with -ENOMEM). Sealed
+	 * empty, a shared writable mmap fails (-EPERM) rather than mapping
+	 * a file of nothing.
+	 */
+	if (ring->mem_user)
+		fcntl(fd, F_ADD_SEALS,
+		      F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL);
+	return fd;
+}
+
+/* Size the memfd and map the two regions into the engine. */
+static int map_own(struct nw_ring *ring, int fd)
+{
 	/*
 	 * The memfd spans the kernel's mmap offsets (SQEs at 256 MiB), so
 	 * RLIMIT_FSIZE applies to it: a smaller limit would make ftruncate
@@ -138,24 +169,77 @@ static int create_memfd(struct nw_ring *ring)
 	 */
 	if (!fsize_allows(IORING_OFF_SQES + ring->sqe_map_sz) ||
 	    ftruncate(fd, IORING_OFF_SQES + ring->sqe_map_sz) < 0)
-		goto err_close;
+		return -ENOMEM;
 	ring->rings_map =
 		map_region(fd, IORING_OFF_SQ_RING, ring->rings_map_sz);
 	ring->sqe_map = map_region(fd, IORING_OFF_SQES, ring->sqe_map_sz);
-	if (!ring->rings_map || !ring->sqe_map)
-		goto err_unmap;
-	if (fstat(fd, &st) < 0) {
-		ret = -errno;
-		goto err_unmap;
+	if (!ring->rings_map || !ring->sqe_map) {
+		nw_ringmem_destroy(ring);
+		return -ENOMEM;
 	}
-	ring->dev = st.st_dev;
-	ring->ino = st.st_ino;
-	return fd;
-err_unmap:
-	nw_ringmem_destroy(ring);
-err_close:
-	close(fd);
-	return ret;
+	return 0;
+}
+
+/*
+ * The kernel's rings size for these parameters (rings_size: a 64-byte
+ * header, the CQEs, the SQ array cache-aligned after them), the memory a
+ * NO_MMAP program provides, page-aligned.
+ */
+static size_t kernel_rings_size(const struct nw_ring *ring)
+{
+	size_t off = 64 + ((size_t)ring->cq_entries << ring->cqe_shift);
+
+	if (!(ring->flags & IORING_SETUP_NO_SQARRAY))
+		off = ((off + 63) & ~(size_t)63) + (size_t)ring->sq_entries * 4;
+	return page_align(off);
+}
+
+/*
+ * io_create_region on program memory: the kernel's checks in its order,
+ * then its pin (FOLL_WRITE): every page there and writable, tried
+ * fault-safely by reading it and writing it back.
+ */
+static int user_region(uint64_t addr, size_t size)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	char buf[4096];
+
+	if (!addr)
+		return -EFAULT;
+	if ((addr | size) & (page - 1))
+		return -EINVAL;
+	if (addr + size < addr)
+		return -EOVERFLOW;
+	for (size_t off = 0; off < size; off += sizeof(buf)) {
+		void *at = (void *)(uintptr_t)(addr + off);
+
+		if (nw_copy_from_user(buf, at, sizeof(buf)) ||
+		    nw_copy_to_user(at, buf, sizeof(buf)))
+			return -EFAULT;
+	}
+	return 0;
+}
+
+/* IORING_SETUP_NO_MMAP: the rings at cq_off.user_addr, SQEs at sq_off's. */
+static int use_user_memory(struct nw_ring *ring,
+			   const struct io_uring_params *p)
+{
+	uint64_t rings = NW_OFF_USER_ADDR(p->cq_off);
+	uint64_t sqes = NW_OFF_USER_ADDR(p->sq_off);
+	int ret;
+
+	/* What the program sized by the kernel's rule holds our layout. */
+	NW_BUG_ON(ring->rings_map_sz > kernel_rings_size(ring));
+	ret = user_region(rings, kernel_rings_size(ring));
+	if (!ret)
+		ret = user_region(sqes, page_align(ring->sqe_map_sz));
+	if (ret)
+		return ret;
+	ring->rings_map = (void *)(uintptr_t)rings;
+	ring->sqe_map = (void *)(uintptr_t)sqes;
+	/* Nothing of it is the kernel's to keep: the header starts at 0. */
+	memset(ring->rings_map, 0, CQ_OFF_CQES);
+	return 0;
 }
 
 static void init_pointers(struct nw_ring *ring)
@@ -183,16 +267,32 @@ static void init_pointers(struct nw_ring *ring)
 
 int nw_ringmem_create(struct nw_ring *ring, struct io_uring_params *p)
 {
-	int fd;
+	int fd, ret = 0;
 
+	ring->mem_user = p->flags & IORING_SETUP_NO_MMAP;
+	ring->rings_map_sz = rings_size(ring);
+	ring->sqe_map_sz = (size_t)ring->sq_entries << ring->sqe_shift;
+	/* The kernel checks the memory before it makes the file. */
+	if (ring->mem_user) {
+		ret = use_user_memory(ring, p);
+		if (ret)
+			return ret;
+	}
 	fill_offsets(ring, p);
-	fd = create_memfd(ring);
-	if (fd < 0)
-		return fd;
+	fd = memfd_open(ring);
+	if (fd >= 0 && !ring->mem_user)
+		ret = map_own(ring, fd);
+	if (fd < 0 || ret) {
+		if (fd >= 0)
+			close(fd);
+		return fd < 0 ? fd : ret;
+	}
 	init_pointers(ring);
+	/* No mirror and no mapping to settle on program memory. */
+	ring->mem_settled = ring->mem_user;
 	/* The mirror: the header as it is now, sizes filled, all else 0. */
-	if (pwrite(fd, ring->rings_map, CQ_OFF_CQES, IORING_OFF_CQ_RING) !=
-	    CQ_OFF_CQES) {
+	if (!ring->mem_user && pwrite(fd, ring->rings_map, CQ_OFF_CQES,
+				      IORING_OFF_CQ_RING) != CQ_OFF_CQES) {
 		nw_ringmem_destroy(ring);
 		close(fd);
 		return -ENOMEM;
