@@ -140,6 +140,7 @@ static void cq_overflow(struct nw_ring *ring, const struct nw_cqe *c)
 		ring->cq_dropped = true;
 		return;
 	}
+	ring->nr_overflowed++;
 	ovf->next = NULL;
 	ovf->cqe = *c;
 	*ring->ovf_tail = ovf;

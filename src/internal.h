@@ -201,10 +201,12 @@ struct nw_ring {
 	unsigned int cqe_shift; /* 4, or 5 with CQE32 */
 	bool lockless_cq; /* SINGLE_ISSUER|DEFER_TASKRUN: submitter posts all */
 	bool single_issuer;
-	bool trace_on;	     /* NOWAIT_TRACE: every CQE is traced (trace.c) */
-	pid_t submitter_tid; /* SINGLE_ISSUER: 0 until fixed */
-	bool disabled;	     /* R_DISABLED until ENABLE_RINGS */
-	struct nw_sqd *sqd;  /* SQPOLL: the poller serving it (sqpoll.c) */
+	bool trace_on; /* NOWAIT_TRACE or _STATS: CQEs are seen (trace.c) */
+	struct nw_stats *stats;	    /* NOWAIT_STATS (stats.c) */
+	unsigned int nr_overflowed; /* CQEs that went to the overflow list */
+	pid_t submitter_tid;	    /* SINGLE_ISSUER: 0 until fixed */
+	bool disabled;		    /* R_DISABLED until ENABLE_RINGS */
+	struct nw_sqd *sqd; /* SQPOLL: the poller serving it (sqpoll.c) */
 
 	/* The engine's own mappings of the rings and SQEs (ringmem.c). */
 	void *rings_map, *sqe_map;

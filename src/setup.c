@@ -14,6 +14,7 @@
 #include "ringpoll.h"
 #include "sqpoll.h"
 #include "trace.h"
+#include "stats.h"
 
 /* Setup flags the engine honours; the others get -EINVAL, as on a kernel
  * that predates them. */
@@ -122,7 +123,9 @@ static struct nw_ring *ring_alloc(const struct io_uring_params *p)
 	ring->ovf_tail = &ring->ovf_head;
 	ring->evfd = -1;
 	ring->poll_ops = &nw_ring_poll_ops;
-	ring->trace_on = nw_trace_init();
+	ring->trace_on = nw_trace_init() | nw_stats_init();
+	if (nw_stats_init())
+		nw_stats_ring(ring);
 	pthread_mutex_init(&ring->submit_lock, NULL);
 	pthread_mutex_init(&ring->wake_lock, NULL);
 	pthread_mutex_init(&ring->reg_lock, NULL);

@@ -85,6 +85,11 @@ void nw_spin_learn(struct nw_spin *s, long long waited_ns, bool satisfied,
 	long long avg;
 	int rate;
 
+	if (spun) {
+		__atomic_add_fetch(&s->spins, 1, __ATOMIC_RELAXED);
+		if (spin_hit)
+			__atomic_add_fetch(&s->spin_hits, 1, __ATOMIC_RELAXED);
+	}
 	if (!s->adaptive)
 		return;
 	if (satisfied) {

@@ -15,6 +15,7 @@ struct nw_spin {
 	long long avg_wait_ns; /* EWMA of how long satisfied waits took */
 	int hit_rate;	      /* EWMA of spins that ended in success, 0..1024 */
 	unsigned int backoff; /* waits left without spinning */
+	unsigned long spins, spin_hits; /* waits that spun; of them, hits */
 };
 
 /* Read NOWAIT_SPIN_US ("adaptive" by default, or microseconds). */

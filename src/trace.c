@@ -24,6 +24,7 @@
 #include "trace.h"
 #include "fdhigh.h"
 #include "opdef.h"
+#include "stats.h"
 
 static int trace_fd = -1;
 static long long trace_t0;
@@ -112,7 +113,7 @@ void nw_trace_submit(struct nw_req *req, const struct io_uring_sqe *sqe)
 	struct nw_trace_req *t;
 
 	req->trace = NULL;
-	if (!op_traced(req->opcode))
+	if (!(trace_fd >= 0 && op_traced(req->opcode)) && !req->ring->stats)
 		return;
 	t = malloc(sizeof(*t));
 	if (!t)
@@ -206,9 +207,15 @@ void nw_trace_cqe(struct nw_ring *ring, const struct nw_req *req, int res)
 	const struct nw_trace_req *t = req->trace;
 	const char *name, *err;
 	char buf[512], args[256];
+	long long lat;
 	int n;
 
 	if (!t)
+		return;
+	lat = mono_ns() - t->submit_ns;
+	if (ring->stats && !(req->cflags & IORING_CQE_F_MORE))
+		nw_stats_done(ring, req->opcode, t->path, lat);
+	if (trace_fd < 0 || !op_traced(req->opcode))
 		return;
 	name = req->opcode < NW_OP_LAST ? nw_cold_defs[req->opcode].name : 0;
 	err = res < 0 ? strerrorname_np(-res) : NULL;
@@ -218,8 +225,8 @@ void nw_trace_cqe(struct nw_ring *ring, const struct nw_req *req, int res)
 		buf + n, sizeof(buf) - n,
 		"ring=%d %s(%s) = %d%s%s ud=0x%llx lat=%lldus path=%s%s\n",
 		ring->last_fd, name ? name : "OP?", args, res, err ? " " : "",
-		err ? err : "", (unsigned long long)req->user_data,
-		(mono_ns() - t->submit_ns) / 1000, path_name(req, res),
+		err ? err : "", (unsigned long long)req->user_data, lat / 1000,
+		path_name(req, res),
 		(req->cflags & IORING_CQE_F_MORE) ? " more" : "");
 	emit(buf, n);
 }

@@ -4,7 +4,8 @@
  * opcode, its result and the path that served it: an OPENAT, READ and
  * WRITE that complete inline, a pipe READ that parks, a TIMEOUT that
  * fires, a READ cancelled by ASYNC_CANCEL; the setup call has a line too;
- * NOWAIT_TRACE_OPS would filter (checked by the line count per opcode).
+ * and NOWAIT_STATS=json, printed at exit, counts the same requests by
+ * opcode and path. The requests run in a child, whose exit prints them.
  * The user engine only: the kernel has no such trace.
  */
 #include <fcntl.h>
@@ -12,10 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 #include "helpers.h"
 
 static char trace_path[] = "/tmp/nowait-trace-XXXXXX";
-static int open_res; /* what the OPENAT returned */
+static char stats_path[] = "/tmp/nowait-stats-XXXXXX";
+static int open_res; /* what the OPENAT returned (the child's) */
 
 static void prep(struct io_uring_sqe *s, int op, int fd, const void *addr,
 		 unsigned int len, uint64_t off, uint64_t ud)
@@ -117,24 +120,77 @@ static void run_requests(struct t_ring *r, const char *file)
 
 static char *slurp(const char *path)
 {
-	static char text[65536];
+	static char bufs[2][65536];
+	static int which;
+	char *text = bufs[which++ % 2];
 	int fd = open(path, O_RDONLY);
 	ssize_t n;
 
 	T_ASSERT_GE(fd, 0);
-	n = read(fd, text, sizeof(text) - 1);
+	n = read(fd, text, sizeof(bufs[0]) - 1);
 	T_ASSERT_GT(n, 0);
 	text[n] = '\0';
 	close(fd);
 	return text;
 }
 
+/* The number that follows "key": in the JSON line (-1: not there). */
+static long json_num(const char *json, const char *op, const char *key)
+{
+	char pat[64];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "\"%s\":{", op);
+	p = strstr(json, pat);
+	if (!p)
+		return -1;
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	p = strstr(p, pat);
+	return p ? strtol(p + strlen(pat), NULL, 10) : -1;
+}
+
+static void child(const char *file)
+{
+	struct t_ring r;
+
+	/* Read by the engine once, at its first setup. */
+	setenv("NOWAIT_TRACE", trace_path, 1);
+	setenv("NOWAIT_STATS", "json", 1);
+	setenv("NOWAIT_STATS_FILE", stats_path, 1);
+	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
+	run_requests(&r, file);
+	t_ring_exit(&r);
+	exit(0); /* the statistics are printed now */
+}
+
+static void check_stats(const char *text, const char *json)
+{
+	static const char *const ops[] = {"OPENAT", "READ", "WRITE", "TIMEOUT",
+					  "ASYNC_CANCEL"};
+
+	for (unsigned int i = 0; i < 5; i++) {
+		char pat[32];
+		long lines = 0;
+
+		snprintf(pat, sizeof(pat), " %s(", ops[i]);
+		for (const char *p = strstr(text, pat); p;
+		     p = strstr(p + 1, pat))
+			lines++;
+		T_ASSERT_EQ(json_num(json, ops[i], "n"), lines);
+	}
+	/* ud 4 parked and completed, ud 6 parked and was cancelled */
+	T_ASSERT_EQ(json_num(json, "READ", "parked"), 2);
+	T_ASSERT_EQ(json_num(json, "READ", "inline"), 1);
+	T_ASSERT(strstr(json, "\"parks\":2,"));
+	T_ASSERT_GE(json_num(json, "TIMEOUT", "p50_ns"), 1000000 * 9 / 10);
+}
+
 int main(void)
 {
 	char file[] = "/tmp/nowait-trace-data-XXXXXX";
-	struct t_ring r;
-	const char *text;
-	int fd;
+	const char *text, *json;
+	int fd, status;
+	pid_t pid;
 
 	t_require_engine();
 	if (t_engine() == T_ENGINE_KERNEL) {
@@ -142,20 +198,25 @@ int main(void)
 		return T_EXIT_SKIP;
 	}
 	t_watchdog(30);
-	fd = mkstemp(trace_path);
-	T_ASSERT_GE(fd, 0);
+	T_ASSERT_GE(fd = mkstemp(trace_path), 0);
 	close(fd);
-	fd = mkstemp(file);
-	T_ASSERT_GE(fd, 0);
+	T_ASSERT_GE(fd = mkstemp(stats_path), 0);
+	close(fd);
+	T_ASSERT_GE(fd = mkstemp(file), 0);
 	T_ASSERT_EQ(write(fd, "hello", 5), 5);
 	close(fd);
-	/* Read by the engine once, at its first setup. */
-	setenv("NOWAIT_TRACE", trace_path, 1);
-	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
-	run_requests(&r, file);
-	t_ring_exit(&r);
+	pid = fork();
+	T_ASSERT_GE(pid, 0);
+	if (!pid)
+		child(file);
+	T_ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	T_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	text = slurp(trace_path);
+	json = slurp(stats_path);
 	T_ASSERT(strstr(text, " io_uring_setup(8, flags=0x0, sq=8, cq=16) = "));
+	/* The OPENAT's fd was the child's: any fd, read back from the line. */
+	open_res = (int)strtol(strstr(line_of(text, 1), ") = ") + 4, NULL, 10);
+	T_ASSERT_GE(open_res, 3);
 	expect(text, 1, "OPENAT", open_res, "inline");
 	T_ASSERT(strstr(line_of(text, 1), file));
 	expect(text, 2, "READ", 5, "inline");
@@ -165,7 +226,9 @@ int main(void)
 	T_ASSERT(strstr(line_of(text, 5), "ETIME"));
 	expect(text, 6, "READ", -ECANCELED, "cancelled");
 	expect(text, 7, "ASYNC_CANCEL", 0, "inline");
+	check_stats(text, json);
 	unlink(trace_path);
+	unlink(stats_path);
 	unlink(file);
 	return T_EXIT_PASS;
 }

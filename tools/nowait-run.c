@@ -33,6 +33,9 @@ static const char usage_text[] =
 	"             or in FILE (a name with a / or a .); OPS: read,recv,...\n"
 	"             keeps those opcodes only (NOWAIT_TRACE, "
 	"NOWAIT_TRACE_OPS)\n"
+	"  --stats[=json]  per-ring request statistics at exit and on "
+	"SIGUSR2,\n"
+	"             on stderr (NOWAIT_STATS; NOWAIT_STATS_FILE)\n"
 	"  --help     this text; --version: the version\n"
 	"Environment: NOWAIT_MODE, NOWAIT_LOG, NOWAIT_TRACE, NOWAIT_SPIN_US,"
 	" NOWAIT_PIPE_SPIN_US; see nowait(7).\n";
@@ -134,6 +137,10 @@ int main(int argc, char **argv)
 			set_trace(NULL);
 		else if (!strncmp(argv[i], "--trace=", 8))
 			set_trace(argv[i] + 8);
+		else if (!strcmp(argv[i], "--stats"))
+			setenv("NOWAIT_STATS", "table", 1);
+		else if (!strcmp(argv[i], "--stats=json"))
+			setenv("NOWAIT_STATS", "json", 1);
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
 			usage(0);
 		else if (!strcmp(argv[i], "--version")) {
