@@ -215,13 +215,13 @@ static bool sqd_submit(struct nw_sqd *sqd, struct nw_ring *ring, bool cap)
 
 	if (!n)
 		return false;
+	NW_TSAN_ACQUIRE(); /* what the program wrote before the tail */
 	/* The program has mapped what it uses before its first SQE. */
 	nw_ringmem_settle(ring, -1);
 	if (n > ring->sq_entries)
 		n = ring->sq_entries;
 	if (cap && n > NW_SQPOLL_CAP)
 		n = NW_SQPOLL_CAP;
-	NW_TSAN_ACQUIRE();
 	pthread_mutex_lock(&ring->submit_lock);
 	nw_submit_sqes(ring, n);
 	pthread_mutex_unlock(&ring->submit_lock);

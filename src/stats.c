@@ -15,7 +15,6 @@
 #include <unistd.h>
 #include "stats.h"
 #include "opdef.h"
-#include "complete.h"
 
 #define NB_SUB	  8
 #define NB_BUCKET (64 * NB_SUB)
@@ -127,9 +126,10 @@ static void report_ring(FILE *f, const struct nw_stats *st, bool json)
 		fprintf(f,
 			"nowait stats: pid %d ring %u (fd %d)\n%s"
 			"  %-16s %10s %8s %8s %8s %8s %8s %10s %10s %10s\n",
-			(int)getpid(), st->ring->id, st->ring->last_fd, tot,
-			"opcode", "requests", "inline", "parked", "reissued",
-			"worker", "linked", "p50_us", "p99_us", "max_us");
+			(int)getpid(), st->ring->id,
+			READ_ONCE(st->ring->last_fd), tot, "opcode", "requests",
+			"inline", "parked", "reissued", "worker", "linked",
+			"p50_us", "p99_us", "max_us");
 	for (unsigned int op = 0; op < NW_OP_LAST; op++) {
 		const struct op_stats *o =
 			__atomic_load_n(&st->ops[op], __ATOMIC_ACQUIRE);
@@ -184,11 +184,14 @@ static void report_all(bool from_signal)
 			: pthread_mutex_lock(&all_lock))
 		return;
 	for (struct nw_stats *st = all_stats; st; st = st->next) {
-		if (!from_signal)
-			nw_submit_lock(st->ring);
+		/* The submit side, as nw_submit_lock takes it. */
+		bool lock = !from_signal && !st->ring->lockless_cq;
+
+		if (lock)
+			pthread_mutex_lock(&st->ring->submit_lock);
 		report_ring(f, st, stats_mode == 2);
-		if (!from_signal)
-			nw_submit_unlock(st->ring);
+		if (lock)
+			pthread_mutex_unlock(&st->ring->submit_lock);
 	}
 	pthread_mutex_unlock(&all_lock);
 	fflush(f);

@@ -224,8 +224,9 @@ void nw_trace_cqe(struct nw_ring *ring, const struct nw_req *req, int res)
 	n += snprintf(
 		buf + n, sizeof(buf) - n,
 		"ring=%d %s(%s) = %d%s%s ud=0x%llx lat=%lldus path=%s%s\n",
-		ring->last_fd, name ? name : "OP?", args, res, err ? " " : "",
-		err ? err : "", (unsigned long long)req->user_data, lat / 1000,
+		READ_ONCE(ring->last_fd), name ? name : "OP?", args, res,
+		err ? " " : "", err ? err : "",
+		(unsigned long long)req->user_data, lat / 1000,
 		path_name(req, res),
 		(req->cflags & IORING_CQE_F_MORE) ? " more" : "");
 	emit(buf, n);

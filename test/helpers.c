@@ -22,10 +22,16 @@
  */
 #if defined(__SANITIZE_THREAD__)
 void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
 extern char nw_tsan_ring_tag;
 #define T_TSAN_ACQUIRE() __tsan_acquire(&nw_tsan_ring_tag)
+/* The SQ direction alike: the SQPOLL poller acquires what we release. */
+#define T_TSAN_RELEASE() __tsan_release(&nw_tsan_ring_tag)
 #else
 #define T_TSAN_ACQUIRE() \
+	do {             \
+	} while (0)
+#define T_TSAN_RELEASE() \
 	do {             \
 	} while (0)
 #endif
@@ -188,6 +194,7 @@ unsigned int t_ring_flush(struct t_ring *r)
 	/* Identity index array: slot i of the ring names SQE i. */
 	for (; r->sq_array && tail != r->sqe_tail; tail++)
 		r->sq_array[tail & mask] = tail & mask;
+	T_TSAN_RELEASE();
 	__atomic_store_n(r->sq_tail, r->sqe_tail, __ATOMIC_RELEASE);
 	return r->sqe_tail - __atomic_load_n(r->sq_head, __ATOMIC_ACQUIRE);
 }
