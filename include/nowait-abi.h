@@ -38,6 +38,15 @@
 #define IORING_ENTER_NO_IOWAIT (1U << 7)
 #endif
 
+/*
+ * io_uring_register's opcode flag (6.3): fd is a registered ring index.
+ * An enum constant in newer headers, so #ifndef cannot see it there; the
+ * macro then names the same value.
+ */
+#ifndef IORING_REGISTER_USE_REGISTERED_RING
+#define IORING_REGISTER_USE_REGISTERED_RING (1U << 31)
+#endif
+
 #ifndef IORING_FEAT_REG_REG_RING
 #define IORING_FEAT_REG_REG_RING (1U << 13)
 #endif

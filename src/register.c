@@ -19,6 +19,7 @@
 #include "cancel.h"
 #include "sqpoll.h"
 #include "kbuf.h"
+#include "tctx.h"
 
 #define NW_PROBE_MAX_OPS 256
 
@@ -160,6 +161,9 @@ static const struct nw_regdef nw_regdefs[IORING_REGISTER_LAST] = {
 	[IORING_REGISTER_PROBE]		= { "PROBE", reg_probe },
 	[IORING_REGISTER_ENABLE_RINGS]	= { "ENABLE_RINGS", reg_enable_rings },
 	[IORING_REGISTER_SYNC_CANCEL]	= { "SYNC_CANCEL", nw_sync_cancel },
+	[IORING_REGISTER_RING_FDS]	= { "RING_FDS", nw_ringfd_register },
+	[IORING_UNREGISTER_RING_FDS]	= { "UNREGISTER_RING_FDS",
+					    nw_ringfd_unregister },
 	[IORING_REGISTER_PBUF_RING]	= { "PBUF_RING", nw_kbuf_register_ring },
 	[IORING_UNREGISTER_PBUF_RING]	= { "UNREGISTER_PBUF_RING",
 					    nw_kbuf_unregister_ring },

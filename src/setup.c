@@ -13,6 +13,7 @@
 #include "ringmem.h"
 #include "ringpoll.h"
 #include "sqpoll.h"
+#include "tctx.h"
 #include "trace.h"
 #include "stats.h"
 
@@ -25,7 +26,8 @@
 	 IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_SQE128 |                \
 	 IORING_SETUP_CQE32 | IORING_SETUP_SINGLE_ISSUER |                \
 	 IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_NO_SQARRAY |           \
-	 IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF | IORING_SETUP_NO_MMAP)
+	 IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF | IORING_SETUP_NO_MMAP | \
+	 IORING_SETUP_REGISTERED_FD_ONLY)
 
 /* Every feature bit here is honoured (see README's status table). */
 #define NW_FEATURES                                                \
@@ -35,7 +37,7 @@
 	 IORING_FEAT_CQE_SKIP | IORING_FEAT_LINKED_FILE |          \
 	 IORING_FEAT_FAST_POLL | IORING_FEAT_POLL_32BITS |         \
 	 IORING_FEAT_RW_CUR_POS | IORING_FEAT_RSRC_TAGS |          \
-	 IORING_FEAT_SQPOLL_NONFIXED)
+	 IORING_FEAT_SQPOLL_NONFIXED | IORING_FEAT_REG_REG_RING)
 
 static unsigned int roundup_pow2(unsigned int v)
 {
@@ -48,6 +50,13 @@ static int check_flags(const struct io_uring_params *p)
 	unsigned int flags = p->flags;
 
 	if (flags & ~NW_SETUP_FLAGS)
+		return -EINVAL;
+	/*
+	 * No fd to mmap the rings through: they must be the program's own
+	 * memory. NO_MMAP is not built yet, so this flag always fails here.
+	 */
+	if ((flags & IORING_SETUP_REGISTERED_FD_ONLY) &&
+	    !(flags & IORING_SETUP_NO_MMAP))
 		return -EINVAL;
 	if ((flags & IORING_SETUP_SQ_AFF) && !(flags & IORING_SETUP_SQPOLL))
 		return -EINVAL;
@@ -159,6 +168,27 @@ static int check_attach_wq(const struct io_uring_params *p)
 	return ret ? -EINVAL : 0;
 }
 
+/*
+ * The ring is made: hand it to the program by its fd, or with
+ * REGISTERED_FD_ONLY by an index into the calling thread's registered
+ * rings (io_ring_add_registered_file); a full table (-EBUSY) leaves it as
+ * a ring the program closed at once.
+ */
+static int setup_publish(struct nw_ring *ring, int fd, unsigned int flags)
+{
+	int index;
+
+	nw_tctx_add(); /* __io_uring_add_tctx_node */
+	if (!(flags & IORING_SETUP_REGISTERED_FD_ONLY)) {
+		nw_ring_add(ring, fd);
+		return fd;
+	}
+	index = nw_tctx_install(ring, fd);
+	close(fd);
+	nw_ring_add(ring, -1);
+	return index;
+}
+
 int nw_setup(unsigned int entries, struct io_uring_params *uparams)
 {
 	static pthread_once_t optable_once = PTHREAD_ONCE_INIT;
@@ -204,8 +234,7 @@ int nw_setup(unsigned int entries, struct io_uring_params *uparams)
 		close(fd);
 		return ret;
 	}
-	nw_ring_add(ring, fd);
-	return fd;
+	return setup_publish(ring, fd, p.flags);
 err_unmap:
 	nw_ringmem_destroy(ring);
 	free(ring);

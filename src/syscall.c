@@ -11,12 +11,14 @@
 #include "ringmem.h"
 #include "submit.h"
 #include "sqpoll.h"
+#include "tctx.h"
 #include "trace.h"
 #include <nowait.h>
 
 #define NW_ENTER_FLAGS                                     \
 	(IORING_ENTER_GETEVENTS | IORING_ENTER_SQ_WAKEUP | \
-	 IORING_ENTER_SQ_WAIT | IORING_ENTER_EXT_ARG | IORING_ENTER_NO_IOWAIT)
+	 IORING_ENTER_SQ_WAIT | IORING_ENTER_EXT_ARG |     \
+	 IORING_ENTER_REGISTERED_RING | IORING_ENTER_NO_IOWAIT)
 
 #define NW_EXPORT __attribute__((visibility("default")))
 
@@ -39,6 +41,7 @@ static int submit(struct nw_ring *ring, unsigned int to_submit)
 
 	if (ring->single_issuer && unlikely(ring->submitter_tid != nw_gettid()))
 		return -EEXIST;
+	nw_tctx_note(); /* io_uring_add_tctx_node */
 	if (ring->lockless_cq)
 		return nw_submit_sqes(ring, to_submit);
 	pthread_mutex_lock(&ring->submit_lock);
@@ -57,7 +60,10 @@ NW_EXPORT int nowait_enter(int fd, unsigned int to_submit,
 
 	if (unlikely(flags & ~NW_ENTER_FLAGS))
 		return -EINVAL;
-	if (likely(to_submit))
+	/* fd is an index into the calling thread's registered rings. */
+	if (unlikely(flags & IORING_ENTER_REGISTERED_RING))
+		ret2 = nw_tctx_ring((unsigned int)fd, &ring);
+	else if (likely(to_submit))
 		ret2 = nw_ring_lookup_cached(fd, &ring);
 	else
 		ret2 = nw_ring_lookup(fd, &ring);
@@ -88,13 +94,20 @@ NW_EXPORT int nowait_enter(int fd, unsigned int to_submit,
 NW_EXPORT int nowait_register(int fd, unsigned int opcode, void *arg,
 			      unsigned int nr_args)
 {
+	bool registered = opcode & IORING_REGISTER_USE_REGISTERED_RING;
 	struct nw_ring *ring;
 	int ret;
 
+	opcode &= ~IORING_REGISTER_USE_REGISTERED_RING;
+	if (opcode >= IORING_REGISTER_LAST)
+		return -EINVAL;
 	/* fd -1 is for "blind" opcodes that need no ring; none are built. */
 	if (fd == -1)
 		return -EINVAL;
-	ret = nw_ring_lookup(fd, &ring);
+	if (registered)
+		ret = nw_tctx_ring((unsigned int)fd, &ring);
+	else
+		ret = nw_ring_lookup(fd, &ring);
 	if (ret)
 		return ret;
 	ret = nw_register(ring, opcode, arg, nr_args);
