@@ -4,10 +4,12 @@
  * the few functions of loop.h (the shape of Redis' ae_epoll.c). Each fd is
  * added once, edge-triggered for in and out together, and stays until its
  * file goes away; arming a request then costs no system call of its own.
- * Runs on whichever thread drives the ring's reactor (poll.c).
+ * Runs on whichever thread drives the ring's reactor (poll.c). The
+ * program's own epoll sets are reached from here too (nw_loop_ctl).
  */
 #include <errno.h>
 #include <stdint.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -19,6 +21,8 @@ _Static_assert(NW_POLLIN == EPOLLIN && NW_POLLOUT == EPOLLOUT &&
 		       NW_POLLERR == EPOLLERR && NW_POLLHUP == EPOLLHUP &&
 		       NW_POLLPRI == EPOLLPRI && NW_POLLRDHUP == EPOLLRDHUP,
 	       "NW_POLL* are the epoll bits");
+_Static_assert(sizeof(struct epoll_event) == NW_EP_EVENT_SIZE,
+	       "struct nw_ep_event is the system call's event");
 
 static int loop_init(struct nw_loop *loop)
 {
@@ -111,4 +115,17 @@ void nw_loop_wake(struct nw_loop *loop)
 
 	if (write(loop->wake_fd, &one, sizeof(one)) < 0)
 		(void)0; /* a full counter already wakes */
+}
+
+bool nw_loop_ctl_has_event(int op)
+{
+	return op != EPOLL_CTL_DEL;
+}
+
+int nw_loop_ctl(int epfd, int op, int fd, const struct nw_ep_event *ev)
+{
+	struct epoll_event e;
+
+	memcpy(&e, ev, sizeof(e));
+	return epoll_ctl(epfd, op, fd, &e) < 0 ? -errno : 0;
 }

@@ -70,4 +70,22 @@ int nw_loop_wait(struct nw_loop *loop, struct nw_loop_event *ev, int max,
 /* Make a sleeper in nw_loop_wait return. */
 void nw_loop_wake(struct nw_loop *loop);
 
+/*
+ * The program's own epoll sets (IORING_OP_EPOLL_CTL, epoll.c): the event
+ * exactly as the system call reads it from user memory (packed, 12 bytes,
+ * on x86-64), so that the opcode copies it without knowing its layout.
+ */
+#if defined(__x86_64__)
+#define NW_EP_EVENT_SIZE 12
+#else
+#define NW_EP_EVENT_SIZE 16
+#endif
+struct nw_ep_event {
+	unsigned char bytes[NW_EP_EVENT_SIZE];
+};
+/* Whether op reads an event (all but EPOLL_CTL_DEL: ep_op_has_event). */
+bool nw_loop_ctl_has_event(int op);
+/* epoll_ctl(epfd, op, fd, ev) on the program's epfd: 0 or -errno. */
+int nw_loop_ctl(int epfd, int op, int fd, const struct nw_ep_event *ev);
+
 #endif

@@ -20,6 +20,7 @@
 #include "kbuf.h"
 #include "rsrc.h"
 #include "msgring.h"
+#include "epoll.h"
 
 /*
  * What the submit, issue and park paths read, for every byte value.
@@ -251,6 +252,10 @@ const struct nw_issue_def nw_issue_defs[NW_OP_TABLE_SIZE]
 		.prep		= nw_remove_buffers_prep,
 		.issue		= nw_remove_buffers_issue,
 	},
+	[IORING_OP_EPOLL_CTL] = {
+		.prep		= nw_epctl_prep,
+		.issue		= nw_epctl_issue,
+	},
 	[IORING_OP_SPLICE] = {
 		.needs_file	= 1,
 		.unbound_nonreg_file = 1,
@@ -440,6 +445,9 @@ const struct nw_cold_def nw_cold_defs[NW_OP_LAST] = {
 	},
 	[IORING_OP_REMOVE_BUFFERS] = {
 		.name		= "REMOVE_BUFFERS",
+	},
+	[IORING_OP_EPOLL_CTL] = {
+		.name		= "EPOLL_CTL",
 	},
 	[IORING_OP_SPLICE] = {
 		.name		= "SPLICE",

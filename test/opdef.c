@@ -89,10 +89,10 @@ static void test_check(void)
 	issue_copy[IORING_OP_OPENAT].unbound_nonreg_file = 1;
 	EXPECT_BAD(IORING_OP_OPENAT);
 	/* An unimplemented opcode carries nothing, below NW_OP_LAST... */
-	issue_copy[IORING_OP_EPOLL_CTL].needs_file = 1;
-	EXPECT_BAD(IORING_OP_EPOLL_CTL);
-	cold_copy[IORING_OP_EPOLL_CTL].name = "EPOLL_CTL";
-	EXPECT_BAD(IORING_OP_EPOLL_CTL);
+	issue_copy[IORING_OP_URING_CMD].needs_file = 1;
+	EXPECT_BAD(IORING_OP_URING_CMD);
+	cold_copy[IORING_OP_URING_CMD].name = "URING_CMD";
+	EXPECT_BAD(IORING_OP_URING_CMD);
 	/* ...or past it, where nothing may be implemented at all. */
 	issue_copy[255].always_inline = 1;
 	EXPECT_BAD(255);
