@@ -146,6 +146,33 @@ static void test_other_ring(void)
 	t_ring_exit(&b);
 }
 
+/* An SQPOLL ring and a DEFER_TASKRUN ring through their indexes. */
+static void test_ring_kinds(void)
+{
+	struct io_uring_params p;
+	struct t_ring sq, dt;
+
+	memset(&p, 0, sizeof(p));
+	p.flags = IORING_SETUP_SQPOLL;
+	p.sq_thread_idle = 10;
+	T_ASSERT_EQ(t_ring_init(&sq, 8, &p), 0);
+	memset(&p, 0, sizeof(p));
+	p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+	T_ASSERT_EQ(t_ring_init(&dt, 8, &p), 0);
+	T_ASSERT_EQ(reg_one(sq.fd, sq.fd, 2), 2);
+	T_ASSERT_EQ(reg_one(sq.fd, dt.fd, 3), 3);
+	T_ASSERT_EQ(
+		nops_via(&sq, 2,
+			 IORING_ENTER_REGISTERED_RING | IORING_ENTER_SQ_WAKEUP,
+			 4),
+		4);
+	T_ASSERT_EQ(nops_via(&dt, 3, IORING_ENTER_REGISTERED_RING, 4), 4);
+	T_ASSERT_EQ(unreg_one(dt.fd, 2), 1);
+	T_ASSERT_EQ(unreg_one(dt.fd, 3), 1);
+	t_ring_exit(&sq);
+	t_ring_exit(&dt);
+}
+
 /* RING_FDS's checks, entry by entry, and what it returns. */
 static void test_register_errors(void)
 {
@@ -470,6 +497,7 @@ int main(int argc, char **argv)
 	t_watchdog(60);
 	test_basic();
 	test_other_ring();
+	test_ring_kinds();
 	test_register_errors();
 	test_bad_index();
 	test_threads();
