@@ -31,7 +31,7 @@ struct nw_tctx {
 	bool listed;
 };
 
-__thread bool nw_tctx_live;
+NW_TCTX_TLS bool nw_tctx_live;
 static __thread struct nw_tctx tctx;
 
 static pthread_mutex_t tctx_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -12,8 +12,13 @@
 /* The kernel's IO_RINGFD_REG_MAX: registered rings per task. */
 #define NW_RINGFD_REG_MAX 16U
 
-/* Whether this thread has used io_uring (set up, submitted, registered). */
-extern __thread bool nw_tctx_live;
+/*
+ * Whether this thread has used io_uring (set up, submitted, registered).
+ * Read on every submitting enter: initial-exec, one %fs load even in the
+ * shared libraries (no __tls_get_addr call).
+ */
+#define NW_TCTX_TLS __thread __attribute__((tls_model("initial-exec")))
+extern NW_TCTX_TLS bool nw_tctx_live;
 
 /* The kernel's __io_uring_add_tctx_node for the calling thread. */
 void nw_tctx_add(void);
