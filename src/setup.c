@@ -19,13 +19,13 @@
 
 /* Setup flags the engine honours; the others get -EINVAL, as on a kernel
  * that predates them. */
-#define NW_SETUP_FLAGS                                                    \
-	(IORING_SETUP_IOPOLL | IORING_SETUP_CQSIZE | IORING_SETUP_CLAMP | \
-	 IORING_SETUP_ATTACH_WQ | IORING_SETUP_R_DISABLED |               \
-	 IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN |            \
-	 IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_SQE128 |                \
-	 IORING_SETUP_CQE32 | IORING_SETUP_SINGLE_ISSUER |                \
-	 IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_NO_SQARRAY |           \
+#define NW_SETUP_FLAGS                                                      \
+	(IORING_SETUP_IOPOLL | IORING_SETUP_CQSIZE | IORING_SETUP_CLAMP |   \
+	 IORING_SETUP_ATTACH_WQ | IORING_SETUP_R_DISABLED |                 \
+	 IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN |              \
+	 IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_SQE128 |                  \
+	 IORING_SETUP_CQE32 | IORING_SETUP_SINGLE_ISSUER |                  \
+	 IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_NO_SQARRAY |             \
 	 IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF | IORING_SETUP_NO_MMAP | \
 	 IORING_SETUP_REGISTERED_FD_ONLY)
 
