@@ -43,4 +43,14 @@ bool nowait_hook_cpu_busy_cached(void);
  */
 void nowait_hook_pressure_share(void);
 
+/*
+ * The program is about to close fd, or make the number name another file
+ * (the close, dup2 and dup3 interposers, before the real call): the
+ * engine forgets the number and keeps the file of what is parked on it
+ * (nowait_fd_closing in nowait.h). One load for an fd it never saw.
+ */
+void nowait_hook_fd_closing(int fd);
+/* The same for [first, last] (close_range without CLOSE_RANGE_CLOEXEC). */
+void nowait_hook_fd_range_closing(unsigned int first, unsigned int last);
+
 #endif /* NOWAIT_HOOK_H */

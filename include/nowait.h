@@ -38,6 +38,29 @@ int nowait_enter(int fd, unsigned int to_submit, unsigned int min_complete,
 int nowait_register(int fd, unsigned int opcode, void *arg,
 		    unsigned int nr_args);
 
+/*
+ * nowait_fd_closing(fd): call it just before the program closes fd, or
+ * makes the number name another file (dup2(2) or dup3(2) onto it).
+ *
+ * On the kernel a request holds the file, not the number: a read parked
+ * on a pipe or a socket goes on waiting on that file after close(fd)
+ * (for a socket, shutdown(2) wakes it), and a new file that gets the same
+ * number is unrelated to it. The engine watches fds by number, and learns
+ * of a close only through this call (the preload library, nowait-run,
+ * makes it from its close, dup2, dup3 and close_range interposers; direct
+ * users of the library call it themselves). Then every ring forgets what
+ * it learnt of the number, so the next request on the new file is
+ * watched at once, and the requests parked on fd keep its file open
+ * under an fd of the engine's (closed with the last of them) and complete
+ * as on the kernel.
+ *
+ * Without the call, what is parked on a reused number is found by a
+ * periodic re-check of the watches (50 ms at first, backing off to 5 s)
+ * and reissued, on the new file. Costs one load for an fd no ring has
+ * seen. Safe from any thread; fds the engine never saw are ignored.
+ */
+void nowait_fd_closing(int fd);
+
 /* Library version, "MAJOR.MINOR.PATCH". */
 const char *nowait_version(void);
 

@@ -83,6 +83,8 @@ typedef ssize_t (*writev_fn)(int, const struct iovec *, int);
 typedef int (*close_fn)(int);
 typedef int (*dup2_fn)(int, int);
 typedef int (*dup3_fn)(int, int, int);
+typedef int (*close_range_fn)(unsigned int, unsigned int, int);
+typedef void (*closefrom_fn)(int);
 typedef int (*pipe_fn)(int[2]);
 typedef int (*pipe2_fn)(int[2], int);
 
@@ -93,6 +95,8 @@ static writev_fn real_writev;
 static close_fn real_close;
 static dup2_fn real_dup2;
 static dup3_fn real_dup3;
+static close_range_fn real_close_range;
+static closefrom_fn real_closefrom;
 static pipe_fn real_pipe;
 static pipe2_fn real_pipe2;
 
@@ -110,6 +114,8 @@ static void resolve(void)
 	real_close = (close_fn)next_sym("close");
 	real_dup2 = (dup2_fn)next_sym("dup2");
 	real_dup3 = (dup3_fn)next_sym("dup3");
+	real_close_range = (close_range_fn)next_sym("close_range");
+	real_closefrom = (closefrom_fn)next_sym("closefrom");
 	real_pipe = (pipe_fn)next_sym("pipe");
 	real_pipe2 = (pipe2_fn)next_sym("pipe2");
 }
@@ -137,6 +143,12 @@ static inline void fd_forget(int fd)
 {
 	if ((unsigned int)fd < FD_CACHE)
 		__atomic_store_n(&fd_cache[fd], FD_UNKNOWN, __ATOMIC_RELAXED);
+}
+
+static void fd_forget_range(unsigned int first, unsigned int last)
+{
+	for (unsigned int fd = first; fd < FD_CACHE && fd <= last; fd++)
+		fd_forget((int)fd);
 }
 
 static inline void fd_set_class(int fd, int c)
@@ -517,6 +529,8 @@ out_err:
 /* ---- the interposers ------------------------------------------------------ */
 
 int nw_preload_ring_read(int fd); /* route.c */
+void nw_preload_fd_closing(int fd);
+void nw_preload_fd_range_closing(unsigned int first, unsigned int last);
 
 PUBLIC ssize_t read(int fd, void *buf, size_t count)
 {
@@ -602,6 +616,7 @@ PUBLIC int close(int fd)
 {
 	ENSURE(real_close);
 	fd_forget(fd);
+	nw_preload_fd_closing(fd); /* before: the engine may keep the file */
 	return real_close(fd);
 }
 
@@ -610,6 +625,8 @@ PUBLIC int dup2(int oldfd, int newfd)
 	int r;
 
 	ENSURE(real_dup2);
+	if (oldfd != newfd)
+		nw_preload_fd_closing(newfd);
 	r = real_dup2(oldfd, newfd);
 	if (r >= 0)
 		fd_forget(r);
@@ -621,10 +638,37 @@ PUBLIC int dup3(int oldfd, int newfd, int flags)
 	int r;
 
 	ENSURE(real_dup3);
+	if (oldfd != newfd)
+		nw_preload_fd_closing(newfd);
 	r = real_dup3(oldfd, newfd, flags);
 	if (r >= 0)
 		fd_forget(r);
 	return r;
+}
+
+PUBLIC int close_range(unsigned int first, unsigned int last, int flags)
+{
+	ENSURE(real_close_range);
+	if (!real_close_range) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (!(flags & CLOSE_RANGE_CLOEXEC) && first <= last) {
+		fd_forget_range(first, last);
+		nw_preload_fd_range_closing(first, last);
+	}
+	return real_close_range(first, last, flags);
+}
+
+PUBLIC void closefrom(int lowfd)
+{
+	ENSURE(real_closefrom);
+	if (lowfd >= 0) {
+		fd_forget_range((unsigned int)lowfd, ~0U);
+		nw_preload_fd_range_closing((unsigned int)lowfd, ~0U);
+	}
+	if (real_closefrom)
+		real_closefrom(lowfd);
 }
 
 PUBLIC int pipe(int fds[2])

@@ -77,6 +77,26 @@ int nw_preload_ring_read(int fd)
 	return user_mode && nowait_hook_is_ring_fd(fd);
 }
 
+/*
+ * close(), dup2() and dup3() over a number, close_range() (pipespin.c's
+ * interposers, before the real call): the engine's requests parked on
+ * the fd keep its file, as on the kernel (nowait_fd_closing). One load
+ * when the engine never saw the fd; nothing in kernel mode.
+ */
+void nw_preload_fd_closing(int fd);
+void nw_preload_fd_closing(int fd)
+{
+	if (user_mode)
+		nowait_hook_fd_closing(fd);
+}
+
+void nw_preload_fd_range_closing(unsigned int first, unsigned int last);
+void nw_preload_fd_range_closing(unsigned int first, unsigned int last)
+{
+	if (user_mode)
+		nowait_hook_fd_range_closing(first, last);
+}
+
 /* libc's syscall(): -1 and errno on failure. */
 EXPORT long syscall(long nr, ...)
 {

@@ -46,5 +46,17 @@ int nw_fd_kind(struct nw_ring *ring, int fd);
 void nw_fd_set_kind(struct nw_ring *ring, int fd, int kind);
 int nw_fd_sock_type(struct nw_ring *ring, int fd);
 void nw_fd_set_sock_type(struct nw_ring *ring, int fd, int type);
+/*
+ * The engine closes fd, or the number is known to be closed: forget its
+ * kind and its watch (the next park watches it afresh). Takes poll_lock.
+ */
+void nw_fd_forget(struct nw_ring *ring, int fd);
+
+/* Some ring has (or had) state for fd: the close hooks must look (any lock). */
+void nw_fd_seen(int fd);
+/* Was fd seen? Clears the mark: the caller resets every ring's state. */
+bool nw_fd_seen_take(int fd);
+/* Was any fd of [first, last] seen? Does not clear. */
+bool nw_fd_seen_any(int first, int last);
 
 #endif

@@ -33,3 +33,13 @@ void nowait_hook_pressure_share(void)
 {
 	nw_pressure_share();
 }
+
+void nowait_hook_fd_closing(int fd)
+{
+	nw_poll_fd_closing(fd);
+}
+
+void nowait_hook_fd_range_closing(unsigned int first, unsigned int last)
+{
+	nw_poll_fd_range_closing(first, last);
+}

@@ -335,6 +335,11 @@ bool nw_names_ring(const char *text, const struct nw_ring *ring);
  */
 typedef bool (*nw_maps_line_fn)(const char *line, void *arg);
 int nw_ring_maps_scan(nw_maps_line_fn fn, void *arg);
+/*
+ * Every ring of the process in turn: the first for NULL, then the next,
+ * NULL at the end. Rings are never freed, so no lock is held between.
+ */
+struct nw_ring *nw_ring_next(struct nw_ring *ring);
 /* setup.c */
 int nw_setup(unsigned int entries, struct io_uring_params *p);
 

@@ -37,6 +37,7 @@
 #include "openclose.h"
 #include "fs.h"
 #include "fdcache.h"
+#include "poll.h"
 #include "rsrc.h"
 
 #ifndef RESOLVE_CACHED
@@ -74,16 +75,6 @@ _Static_assert(sizeof(struct nw_close) <= NW_REQ_CMD_SIZE, "nw_close too big");
 
 /* Set when openat2(2) said ENOSYS (a seccomp profile that predates it). */
 static bool openat2_missing;
-
-/*
- * The engine caches what kind of file an fd number is (fdcache.c); a
- * number that was closed, or now names a new file, is learnt again.
- */
-static void fd_forget(struct nw_ring *ring, int fd)
-{
-	if (nw_fd_kind(ring, fd) != NW_FD_UNKNOWN)
-		nw_fd_set_kind(ring, fd, NW_FD_UNKNOWN);
-}
 
 /* __io_openat_prep: what OPENAT and OPENAT2 check after the how. */
 static int open_prep_common(struct nw_req *req, const struct io_uring_sqe *sqe)
@@ -268,7 +259,7 @@ int nw_openat_issue(struct nw_req *req, unsigned int issue_flags)
 	}
 	if (fd < 0)
 		return fd; /* the kernel fails the link */
-	fd_forget(req->ring, fd);
+	nw_fd_forget(req->ring, fd);
 	if (op->file_slot) {
 		fd = nw_rsrc_install(req->ring, fd, op->file_slot, req);
 		if (fd < 0)
@@ -313,8 +304,8 @@ int nw_close_issue(struct nw_req *req, unsigned int issue_flags)
 	if (ret != -EOPNOTSUPP)
 		return -EBADF;
 	/* The fd is gone even when close reports an error (EIO, EINTR). */
+	nw_poll_fd_closing(cl->fd); /* what is parked on it keeps the file */
 	ret = close(cl->fd) < 0 ? -errno : 0;
-	fd_forget(req->ring, cl->fd);
 	if (ret < 0)
 		return ret;
 	req->res = 0;

@@ -28,6 +28,7 @@
  * poll_ops (ringpoll.h), where it meets a ring's fd (pfd->target).
  */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -38,7 +39,9 @@
 #include "ringpoll.h"
 #include "complete.h"
 #include "fdcache.h"
+#include "fdhigh.h"
 #include "opdef.h"
+#include "rsrc.h"
 
 #define NW_POLL_MAX_ARMS 128 /* the kernel's APOLL_MAX_RETRY */
 #define NW_POLL_ALWAYS	 (NW_POLLERR | NW_POLLHUP)
@@ -152,6 +155,7 @@ static int pollfd_watch(struct nw_ring *ring, struct nw_pollfd *pfd)
 	if (r == 0 && pfd->watched)
 		nw_fdcache_reset(pfd);
 	pfd->watched = true;
+	nw_fd_seen(pfd->fd); /* its close must reach us (nw_poll_fd_closing) */
 	return 0;
 }
 
@@ -353,6 +357,131 @@ void nw_poll_cancel_all(struct nw_ring *ring, struct nw_list *ready)
 		nw_req_complete_async(req);
 	}
 	__atomic_store_n(&ring->dead, true, __ATOMIC_RELEASE);
+}
+
+/*
+ * Can req follow its file to another fd? Not while its task work may be
+ * running (the op reads req->fd), nor when it waits on another fd than
+ * its own (SPLICE's input) or on a fixed file's (the engine's already).
+ */
+static bool req_movable(const struct nw_req *req, int fd)
+{
+	return req->fd == fd &&
+	       !(req->flags & (NW_REQ_F_TW_QUEUED | NW_REQ_F_FIXED_DONE));
+}
+
+/* Watch dfd, a dup of pfd's file, for the requests to move: its pfd. */
+static struct nw_pollfd *pollfd_twin(struct nw_ring *ring,
+				     struct nw_pollfd *pfd, int dfd)
+{
+	struct nw_pollfd *dpfd = nw_fdcache_get(ring, dfd, true);
+
+	if (!dpfd)
+		return NULL;
+	dpfd->watched = false;
+	nw_fdcache_reset(dpfd);
+	if (pollfd_watch(ring, dpfd))
+		return NULL;
+	dpfd->kind = pfd->kind;
+	dpfd->sock_type = pfd->sock_type;
+	return dpfd;
+}
+
+/*
+ * pfd's fd is about to be closed with requests parked on it. The kernel's
+ * requests hold the file, not the number, and go on waiting on it; here
+ * the file is kept open under a number of the engine's (dfd, held by the
+ * requests as a fixed file is, closed with the last of them) and watched
+ * there, and the requests move to it. Epoll reports at once what is
+ * ready when dfd is added, so no edge is lost. Called with poll_lock held
+ * (dup and epoll_ctl do not block); nothing moves when a call fails, and
+ * the periodic re-check (nw_poll_verify) stays the last resort.
+ */
+static void pollfd_move(struct nw_ring *ring, struct nw_pollfd *pfd)
+{
+	struct nw_list *pos, *tmp;
+	struct nw_rsrc_node *node = NULL;
+	struct nw_pollfd *dpfd = NULL;
+	int dfd = -1;
+
+	nw_list_for_each_safe(pos, tmp, &pfd->parked) {
+		struct nw_req *req =
+			nw_list_entry(pos, struct nw_req, poll_node);
+
+		if (!req_movable(req, pfd->fd))
+			continue;
+		if (!dpfd) {
+			dfd = nw_fd_dup_high(pfd->fd);
+			node = dfd < 0 ? NULL : nw_rsrc_node_wrap(dfd);
+			dpfd = node ? pollfd_twin(ring, pfd, dfd) : NULL;
+			if (!dpfd)
+				goto err;
+			nw_loop_del(&ring->loop, pfd->fd);
+		}
+		nw_list_del(&req->poll_node);
+		if (nw_list_empty(&dpfd->parked)) {
+			dpfd->verify_ivl_ns = NW_VERIFY_NS;
+			dpfd->verify_due_ns = now_ns() + NW_VERIFY_NS;
+			nw_list_add_tail(&dpfd->busy_node, &ring->busy_pfds);
+		}
+		nw_list_add_tail(&req->poll_node, &dpfd->parked);
+		req->pfd = dpfd;
+		nw_rsrc_node_hold(req, node);
+	}
+	if (nw_list_empty(&pfd->parked))
+		nw_list_del(&pfd->busy_node);
+	return;
+err:
+	free(node);
+	if (dfd >= 0)
+		close(dfd);
+}
+
+/* fd is closing: what ring knew of it goes, what is parked keeps its file. */
+static void ring_fd_closing(struct nw_ring *ring, int fd)
+{
+	struct nw_pollfd *pfd;
+
+	pthread_mutex_lock(&ring->poll_lock);
+	pfd = nw_fdcache_get(ring, fd, false);
+	if (pfd && !pfd->target) {
+		if (!nw_list_empty(&pfd->parked) && nw_loop_ready(&ring->loop))
+			pollfd_move(ring, pfd);
+		pfd->watched = false;
+		nw_fdcache_reset(pfd);
+	}
+	pthread_mutex_unlock(&ring->poll_lock);
+}
+
+void nw_poll_fd_closing(int fd)
+{
+	struct nw_ring *ring = NULL;
+
+	if (likely(!nw_fd_seen_take(fd)))
+		return;
+	while ((ring = nw_ring_next(ring)))
+		ring_fd_closing(ring, fd);
+}
+
+void nw_poll_fd_range_closing(unsigned int first, unsigned int last)
+{
+	struct nw_ring *ring = NULL;
+
+	if (first > (unsigned int)INT_MAX)
+		return;
+	if (last > (unsigned int)INT_MAX)
+		last = INT_MAX;
+	if (!nw_fd_seen_any((int)first, (int)last))
+		return;
+	while ((ring = nw_ring_next(ring))) {
+		unsigned int fd, nr;
+
+		pthread_mutex_lock(&ring->poll_lock);
+		nr = ring->nr_pollfds; /* the table's end: no state past it */
+		pthread_mutex_unlock(&ring->poll_lock);
+		for (fd = first; fd < nr && fd <= last; fd++)
+			ring_fd_closing(ring, (int)fd);
+	}
 }
 
 bool nw_poll_verify_due(struct nw_ring *ring)

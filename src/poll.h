@@ -60,6 +60,16 @@ void nw_poll_count_reissue(void);
 bool nw_poll_verify_due(struct nw_ring *ring);
 void nw_poll_verify(struct nw_ring *ring, struct nw_list *ready);
 /*
+ * The program is about to close fd (close, dup2 over it, IORING_OP_CLOSE):
+ * every ring forgets what it learnt of the number, and a request parked
+ * on it keeps waiting on its file, as the kernel's does. Costs one load
+ * for an fd the engine never saw. Any thread, no engine lock held.
+ */
+void nw_poll_fd_closing(int fd);
+/* The same for each fd of [first, last] (close_range). */
+void nw_poll_fd_range_closing(unsigned int first, unsigned int last);
+
+/*
  * The ring is gone: cancel every parked request, and complete what is on
  * *ready with -ECANCELED (ring exit, from the reactor thread).
  */

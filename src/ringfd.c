@@ -96,6 +96,16 @@ void nw_ring_add(struct nw_ring *ring, int fd)
 		__atomic_store_n(&fd_cache[fd], ring, __ATOMIC_RELEASE);
 }
 
+struct nw_ring *nw_ring_next(struct nw_ring *ring)
+{
+	struct nw_ring *next;
+
+	pthread_mutex_lock(&rings_lock);
+	next = ring ? ring->next : rings;
+	pthread_mutex_unlock(&rings_lock);
+	return next;
+}
+
 /* The slow path: fstat the fd and find the ring by inode. */
 static int lookup_slow(int fd, struct nw_ring **ringp)
 {

@@ -93,13 +93,6 @@ static void post_tag(struct nw_ring *ring, uint64_t tag, bool submit_side)
 	nw_cq_add(ring, &aux, 0);
 }
 
-/* The engine forgets what it learnt about the fd number (fdcache.c). */
-static void fd_forget(struct nw_ring *ring, int fd)
-{
-	if (nw_fd_kind(ring, fd) != NW_FD_UNKNOWN)
-		nw_fd_set_kind(ring, fd, NW_FD_UNKNOWN);
-}
-
 /* Keep a closed node's tag for req's completion, in the order closed. */
 static void tag_defer(struct nw_req *req, struct nw_rsrc_node *node)
 {
@@ -121,7 +114,7 @@ static void node_put(struct nw_ring *ring, struct nw_rsrc_node *node,
 {
 	if (__atomic_sub_fetch(&node->refs, 1, __ATOMIC_ACQ_REL))
 		return;
-	fd_forget(ring, node->fd);
+	nw_fd_forget(ring, node->fd); /* its kind, its watch (fdcache.c) */
 	close(node->fd);
 	if (node->tag && req) {
 		tag_defer(req, node);
@@ -625,6 +618,23 @@ void nw_rsrc_node_put(struct nw_ring *ring, struct nw_rsrc_node *node,
 		      struct nw_req *req)
 {
 	node_put(ring, node, req, false);
+}
+
+struct nw_rsrc_node *nw_rsrc_node_wrap(int fd)
+{
+	struct nw_rsrc_node *node = calloc(1, sizeof(*node));
+
+	if (node)
+		node->fd = fd;
+	return node;
+}
+
+void nw_rsrc_node_hold(struct nw_req *req, struct nw_rsrc_node *node)
+{
+	__atomic_add_fetch(&node->refs, 1, __ATOMIC_RELAXED);
+	req->file_node = node;
+	req->flags |= NW_REQ_F_FIXED_DONE;
+	req->fd = node->fd;
 }
 
 void nw_rsrc_file_put(struct nw_req *req)

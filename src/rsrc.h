@@ -45,6 +45,19 @@ struct nw_rsrc_node *nw_rsrc_node_get(struct nw_ring *ring, unsigned int idx,
  */
 void nw_rsrc_node_put(struct nw_ring *ring, struct nw_rsrc_node *node,
 		      struct nw_req *req);
+/*
+ * A node for an fd of the engine's own that no table holds (poll.c keeps
+ * the file of a closed fd open with it for the requests parked on it):
+ * no reference yet, so the first nw_rsrc_node_hold must follow; NULL
+ * when out of memory (the caller closes fd and frees nothing).
+ */
+struct nw_rsrc_node *nw_rsrc_node_wrap(int fd);
+/*
+ * req uses node's file from now on, as if by IOSQE_FIXED_FILE: req->fd is
+ * node's fd until req is freed, which drops the reference (and closes the
+ * fd with the last). Called with poll_lock held, req parked.
+ */
+void nw_rsrc_node_hold(struct nw_req *req, struct nw_rsrc_node *node);
 /* Drop req->file_node (request free, on the submit side). */
 void nw_rsrc_file_put(struct nw_req *req);
 /*

@@ -13,6 +13,7 @@
 #include "sqpoll.h"
 #include "tctx.h"
 #include "trace.h"
+#include "poll.h"
 #include <nowait.h>
 
 #define NW_ENTER_FLAGS                                     \
@@ -115,6 +116,11 @@ NW_EXPORT int nowait_register(int fd, unsigned int opcode, void *arg,
 		nw_trace_register(fd, nw_register_name(opcode), opcode, nr_args,
 				  ret);
 	return ret;
+}
+
+NW_EXPORT void nowait_fd_closing(int fd)
+{
+	nw_poll_fd_closing(fd);
 }
 
 #define NW_STR_(x) #x
