@@ -50,10 +50,14 @@
  * The watch of an fd is checked (EPOLL_CTL_ADD: EEXIST means current) on
  * first use only, not at every park: a park costs no system call. A
  * program may close an fd and get the number back for another file that
- * epoll does not watch; requests parked on it would wait forever. So the
- * reactor re-checks the watches of fds with parked requests after
- * NW_VERIFY_NS, backing off to NW_VERIFY_MAX_NS, and reissues what was
- * parked on a stale one: a bounded delay instead of a hang.
+ * epoll does not watch. When the engine is told before (nw_poll_fd_closing:
+ * the preload's close interposers, IORING_OP_CLOSE, nowait_fd_closing),
+ * the number's watch is forgotten and what is parked on it moves to a dup
+ * of its file, as the kernel's requests keep theirs. Otherwise requests
+ * parked on it would wait forever; so the reactor re-checks the watches of
+ * fds with parked requests after NW_VERIFY_NS, backing off to
+ * NW_VERIFY_MAX_NS, and reissues what was parked on a stale one: a
+ * bounded delay instead of a hang.
  */
 #define NW_VERIFY_NS	 NW_POLL_VERIFY_NS
 #define NW_VERIFY_MAX_NS 5000000000LL
