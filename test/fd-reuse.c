@@ -4,7 +4,8 @@
  * parked on a pipe or a socket goes on waiting on that file after the
  * program closes the fd (close, dup2 over it, IORING_OP_CLOSE) and gets
  * the number back for another file, and completes with the old file's
- * data (a socket's shutdown wakes it); the new file under the number is
+ * data (a socket's shutdown wakes it), a multishot POLL_ADD keeps
+ * posting until removed; the new file under the number is
  * unrelated, and a request on it is served at once, not after the
  * engine's periodic re-check of its watches (50 ms). The old file is
  * released with the last request on it (EPIPE for its writer).
@@ -253,12 +254,63 @@ static void test_socket_keeps_file(void)
 	t_ring_exit(&r);
 }
 
+/*
+ * A multishot POLL_ADD outlives close(fd) too: each write to the old pipe
+ * posts POLLIN with F_MORE; POLL_REMOVE ends it, and with it the file.
+ */
+static void test_multishot_poll_keeps_file(void)
+{
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe cqe;
+	struct t_ring r;
+	int a[2], b[2], n, i, got = 0;
+
+	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
+	T_ASSERT_EQ(pipe(a), 0);
+	n = a[0];
+	sqe = t_get_sqe(&r);
+	T_ASSERT(sqe != NULL);
+	t_prep_poll_add(sqe, n, POLLIN, IORING_POLL_ADD_MULTI, 10);
+	T_ASSERT_EQ(t_submit(&r), 1);
+	do_close(n);
+	pipe_at(b, n);
+	for (i = 0; i < 2; i++) {
+		T_ASSERT_EQ(write(a[1], "M", 1), 1);
+		T_ASSERT_EQ(t_wait_cqe_timeout(&r, &cqe, ARRIVE_MS), 0);
+		T_ASSERT_EQ(cqe.user_data, 10);
+		T_ASSERT_EQ(cqe.res, POLLIN);
+		T_ASSERT(cqe.flags & IORING_CQE_F_MORE);
+	}
+	sqe = t_get_sqe(&r);
+	T_ASSERT(sqe != NULL);
+	t_prep_poll_remove(sqe, 10, 11);
+	T_ASSERT_EQ(t_submit(&r), 1);
+	for (i = 0; i < 2; i++) {
+		T_ASSERT_EQ(t_wait_cqe_timeout(&r, &cqe, ARRIVE_MS), 0);
+		if (cqe.user_data == 10) {
+			T_ASSERT_EQ(cqe.res, -ECANCELED);
+			T_ASSERT(!(cqe.flags & IORING_CQE_F_MORE));
+		} else {
+			T_ASSERT_EQ(cqe.user_data, 11);
+			T_ASSERT_EQ(cqe.res, 0);
+		}
+		got |= 1 << (cqe.user_data - 10);
+	}
+	T_ASSERT_EQ(got, 3);
+	expect_reader_gone(a[1]);
+	do_close(a[1]);
+	do_close(b[0]);
+	do_close(b[1]);
+	t_ring_exit(&r);
+}
+
 static void run_checks(void)
 {
 	test_reuse_served_fast();
 	test_read_keeps_file();
 	test_dup2_and_op_close();
 	test_socket_keeps_file();
+	test_multishot_poll_keeps_file();
 }
 
 /* Is the ring fd one of the preload's engine (a memfd), not the kernel's? */
