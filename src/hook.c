@@ -36,10 +36,12 @@ void nowait_hook_pressure_share(void)
 
 void nowait_hook_fd_closing(int fd)
 {
-	nw_poll_fd_closing(fd);
+	if (!nw_in_engine) /* the engine's own close (internal.h) */
+		nw_poll_fd_closing(fd);
 }
 
 void nowait_hook_fd_range_closing(unsigned int first, unsigned int last)
 {
-	nw_poll_fd_range_closing(first, last);
+	if (!nw_in_engine)
+		nw_poll_fd_range_closing(first, last);
 }

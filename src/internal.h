@@ -317,6 +317,16 @@ static inline struct io_uring_sqe *nw_sqe_at(struct nw_ring *ring,
 				       ((size_t)idx << ring->sqe_shift));
 }
 
+/*
+ * util.c: non-zero while this thread runs engine code (nowait_setup,
+ * enter and register; always on the engine's own threads). The close
+ * hooks then do nothing: the engine closes fds of its own, some under
+ * poll_lock, and a program's signal handler may close one while its
+ * thread holds it; what it closes that way is left to the re-check.
+ */
+extern __thread unsigned int nw_in_engine
+	__attribute__((tls_model("initial-exec")));
+
 /* ringfd.c: find the ring behind a program's fd (always with fstat). */
 int nw_ring_lookup(int fd, struct nw_ring **ringp);
 /* Does fd name a nowait ring? Cheap (a bitmap) unless it ever did. */

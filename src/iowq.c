@@ -163,6 +163,7 @@ static void *worker_main(void *arg)
 	struct nw_pool *p = arg;
 	struct nw_work *w;
 
+	nw_in_engine = 1; /* its closes are the engine's own */
 	pthread_mutex_lock(&p->lock);
 	while ((w = pool_take(p))) {
 		pthread_mutex_unlock(&p->lock);

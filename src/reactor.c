@@ -180,6 +180,7 @@ static void *reactor_main(void *arg)
 {
 	struct nw_ring *ring = arg;
 
+	nw_in_engine = 1; /* its closes are the engine's own */
 	while (!__atomic_load_n(&ring->dead, __ATOMIC_ACQUIRE)) {
 		pthread_mutex_lock(&ring->reactor_mu);
 		while (ring->drivers_wanted)

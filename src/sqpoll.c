@@ -338,6 +338,7 @@ static void *sqd_main(void *arg)
 	long long idle_end;
 	char name[16];
 
+	nw_in_engine = 1; /* its closes are the engine's own */
 	snprintf(name, sizeof(name), "iou-sqp-%d", (int)sqd->pid);
 	pthread_setname_np(pthread_self(), name);
 	__atomic_store_n(&sqd->tid, nw_gettid(), __ATOMIC_RELEASE);

@@ -25,8 +25,11 @@
 
 NW_EXPORT int nowait_setup(unsigned int entries, struct io_uring_params *p)
 {
-	int ret = nw_setup(entries, p);
+	int ret;
 
+	nw_in_engine++;
+	ret = nw_setup(entries, p);
+	nw_in_engine--;
 	nw_trace_setup(entries, p, ret);
 	return ret;
 }
@@ -52,9 +55,8 @@ static int submit(struct nw_ring *ring, unsigned int to_submit)
 	return ret;
 }
 
-NW_EXPORT int nowait_enter(int fd, unsigned int to_submit,
-			   unsigned int min_complete, unsigned int flags,
-			   const void *arg, size_t argsz)
+static int enter(int fd, unsigned int to_submit, unsigned int min_complete,
+		 unsigned int flags, const void *arg, size_t argsz)
 {
 	struct nw_ring *ring;
 	int ret = 0, ret2;
@@ -92,6 +94,18 @@ NW_EXPORT int nowait_enter(int fd, unsigned int to_submit,
 	return ret;
 }
 
+NW_EXPORT int nowait_enter(int fd, unsigned int to_submit,
+			   unsigned int min_complete, unsigned int flags,
+			   const void *arg, size_t argsz)
+{
+	int ret;
+
+	nw_in_engine++; /* see nw_in_engine: a close meanwhile is not ours */
+	ret = enter(fd, to_submit, min_complete, flags, arg, argsz);
+	nw_in_engine--;
+	return ret;
+}
+
 NW_EXPORT int nowait_register(int fd, unsigned int opcode, void *arg,
 			      unsigned int nr_args)
 {
@@ -111,7 +125,9 @@ NW_EXPORT int nowait_register(int fd, unsigned int opcode, void *arg,
 		ret = nw_ring_lookup(fd, &ring);
 	if (ret)
 		return ret;
+	nw_in_engine++;
 	ret = nw_register(ring, opcode, arg, nr_args);
+	nw_in_engine--;
 	if (unlikely(ring->trace_on))
 		nw_trace_register(fd, nw_register_name(opcode), opcode, nr_args,
 				  ret);
@@ -120,7 +136,8 @@ NW_EXPORT int nowait_register(int fd, unsigned int opcode, void *arg,
 
 NW_EXPORT void nowait_fd_closing(int fd)
 {
-	nw_poll_fd_closing(fd);
+	if (!nw_in_engine) /* a signal handler that interrupted the engine */
+		nw_poll_fd_closing(fd);
 }
 
 #define NW_STR_(x) #x

@@ -105,3 +105,5 @@ struct timespec nw_deadline(const struct __kernel_timespec *ts)
 	}
 	return d;
 }
+
+__thread unsigned int nw_in_engine __attribute__((tls_model("initial-exec")));
