@@ -5,7 +5,10 @@
  * WRITE that complete inline, a pipe READ that parks, a TIMEOUT that
  * fires, a READ cancelled by ASYNC_CANCEL; the setup call has a line too;
  * and NOWAIT_STATS=json, printed at exit, counts the same requests by
- * opcode and path. The requests run in a child, whose exit prints them.
+ * opcode and path. The requests run in a child, whose exit prints them:
+ * once on a ring of the library's (nowait_setup), and once (plain build,
+ * with liburing) as a liburing program under `nowait-run --user --trace=F
+ * --stats=json`, as a user runs one.
  * The user engine only: the kernel has no such trace.
  */
 #include <fcntl.h>
@@ -185,34 +188,99 @@ static void check_stats(const char *text, const char *json)
 	T_ASSERT_GE(json_num(json, "TIMEOUT", "p50_ns"), 1000000 * 9 / 10);
 }
 
-int main(void)
+#ifdef HAVE_LIBURING
+#include <liburing.h>
+
+/* The same requests, by liburing (its syscalls trapped by the preload). */
+static void liburing_child(const char *file)
 {
-	char file[] = "/tmp/nowait-trace-data-XXXXXX";
-	const char *text, *json;
-	int fd, status;
+	struct __kernel_timespec ts = {0, 1000000};
+	struct io_uring_cqe *cqe;
+	struct io_uring ring;
+	char buf[16];
+	int p[2], q[2], fd, got;
+
+	T_ASSERT_EQ(io_uring_queue_init(8, &ring, 0), 0);
+	T_ASSERT_EQ(pipe(p), 0);
+	T_ASSERT_EQ(pipe(q), 0);
+#define RUN(prep, ud)                                               \
+	do {                                                        \
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&ring); \
+		prep;                                               \
+		sqe->user_data = ud;                                \
+		T_ASSERT_EQ(io_uring_submit(&ring), 1);             \
+	} while (0)
+#define REAP(out)                                               \
+	do {                                                    \
+		T_ASSERT_EQ(io_uring_wait_cqe(&ring, &cqe), 0); \
+		out = cqe->res;                                 \
+		io_uring_cqe_seen(&ring, cqe);                  \
+	} while (0)
+	RUN(io_uring_prep_openat(sqe, AT_FDCWD, file, O_RDWR, 0), 1);
+	REAP(fd);
+	T_ASSERT_GE(fd, 0);
+	RUN(io_uring_prep_read(sqe, fd, buf, 5, 0), 2);
+	REAP(got); /* results: checked in the trace */
+	RUN(io_uring_prep_write(sqe, fd, "abc", 3, 5), 3);
+	REAP(got);
+	RUN(io_uring_prep_read(sqe, p[0], buf, sizeof(buf), -1), 4);
+	T_ASSERT_EQ(write(p[1], "hi", 2), 2);
+	REAP(got);
+	RUN(io_uring_prep_timeout(sqe, &ts, 0, 0), 5);
+	REAP(got);
+	RUN(io_uring_prep_read(sqe, q[0], buf, sizeof(buf), -1), 6);
+	usleep(10000);
+	RUN(io_uring_prep_cancel64(sqe, 6, 0), 7);
+	REAP(got);
+	REAP(got);
+	(void)got;
+	io_uring_queue_exit(&ring);
+	exit(0);
+}
+#endif
+
+/* The liburing pass: nowait-run beside this build's tests, if any. */
+static bool liburing_pass(const char *file)
+{
+#if defined(HAVE_LIBURING) && !defined(__SANITIZE_ADDRESS__) && \
+	!defined(__SANITIZE_THREAD__)
+	char exe[4096], run[4200], arg[4300], stats_env[96];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	int status;
 	pid_t pid;
 
-	t_require_engine();
-	if (t_engine() == T_ENGINE_KERNEL) {
-		puts("skip: the kernel has no NOWAIT_TRACE");
-		return T_EXIT_SKIP;
-	}
-	t_watchdog(30);
-	T_ASSERT_GE(fd = mkstemp(trace_path), 0);
-	close(fd);
-	T_ASSERT_GE(fd = mkstemp(stats_path), 0);
-	close(fd);
-	T_ASSERT_GE(fd = mkstemp(file), 0);
-	T_ASSERT_EQ(write(fd, "hello", 5), 5);
-	close(fd);
+	if (n <= 0)
+		return false;
+	exe[n] = '\0';
+	snprintf(run, sizeof(run), "%.*s/../nowait-run",
+		 (int)(strrchr(exe, '/') - exe), exe);
+	if (access(run, X_OK))
+		return false;
+	snprintf(arg, sizeof(arg), "--trace=%s", trace_path);
+	snprintf(stats_env, sizeof(stats_env), "%s", stats_path);
 	pid = fork();
 	T_ASSERT_GE(pid, 0);
-	if (!pid)
-		child(file);
+	if (!pid) {
+		setenv("NOWAIT_STATS_FILE", stats_env, 1);
+		setenv("NOWAIT_TRACE_CHILD", file, 1);
+		execl(run, run, "--user", arg, "--stats=json", "--", exe,
+		      (char *)NULL);
+		_exit(127);
+	}
 	T_ASSERT_EQ(waitpid(pid, &status, 0), pid);
 	T_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	text = slurp(trace_path);
-	json = slurp(stats_path);
+	return true;
+#else
+	(void)file;
+	return false;
+#endif
+}
+
+/* Check the trace and the statistics one pass left behind. */
+static void check_pass(const char *file)
+{
+	const char *text = slurp(trace_path), *json = slurp(stats_path);
+
 	T_ASSERT(strstr(text, " io_uring_setup(8, flags=0x0, sq=8, cq=16) = "));
 	/* The OPENAT's fd was the child's: any fd, read back from the line. */
 	open_res = (int)strtol(strstr(line_of(text, 1), ") = ") + 4, NULL, 10);
@@ -227,6 +295,53 @@ int main(void)
 	expect(text, 6, "READ", -ECANCELED, "cancelled");
 	expect(text, 7, "ASYNC_CANCEL", 0, "inline");
 	check_stats(text, json);
+}
+
+static void fresh(char *tmpl)
+{
+	int fd;
+
+	strcpy(tmpl + strlen(tmpl) - 6, "XXXXXX");
+	T_ASSERT_GE(fd = mkstemp(tmpl), 0);
+	close(fd);
+}
+
+int main(void)
+{
+	char file[] = "/tmp/nowait-trace-data-XXXXXX";
+	int fd, status;
+	pid_t pid;
+
+#ifdef HAVE_LIBURING
+	if (getenv("NOWAIT_TRACE_CHILD"))
+		liburing_child(getenv("NOWAIT_TRACE_CHILD"));
+#endif
+	t_require_engine();
+	if (t_engine() == T_ENGINE_KERNEL) {
+		puts("skip: the kernel has no NOWAIT_TRACE");
+		return T_EXIT_SKIP;
+	}
+	t_watchdog(30);
+	T_ASSERT_GE(fd = mkstemp(file), 0);
+	T_ASSERT_EQ(write(fd, "hello", 5), 5);
+	close(fd);
+	fresh(trace_path);
+	fresh(stats_path);
+	pid = fork();
+	T_ASSERT_GE(pid, 0);
+	if (!pid)
+		child(file);
+	T_ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	T_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	check_pass(file);
+	unlink(trace_path);
+	unlink(stats_path);
+	fresh(trace_path);
+	fresh(stats_path);
+	if (liburing_pass(file))
+		check_pass(file);
+	else
+		puts("liburing pass skipped (sanitizer build or no liburing)");
 	unlink(trace_path);
 	unlink(stats_path);
 	unlink(file);
