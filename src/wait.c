@@ -27,6 +27,7 @@ struct wait_args {
 	const sigset_t *sig;	    /* NULL: keep the thread's mask */
 	const sigset_t *sleep_mask; /* the mask every sleep passes (wait_for) */
 	sigset_t sigbuf;
+	sigset_t old; /* the thread's mask, restored when the wait ends */
 };
 
 /*
@@ -306,12 +307,9 @@ static int wait_for(struct nw_ring *ring, unsigned int target,
 {
 	long long start = now_ns(), budget = nw_spin_budget(&ring->spin);
 	bool spun = budget > 0, hit = false;
-	sigset_t all, old;
 	int ret = 1;
 
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	wa->sleep_mask = wa->sig ? wa->sig : &old;
+	wa->sleep_mask = wa->sig ? wa->sig : &wa->old;
 	if (spun) {
 		ret = spin(ring, target, wa, drive, fd, budget);
 		hit = ret == 0;
@@ -319,29 +317,20 @@ static int wait_for(struct nw_ring *ring, unsigned int target,
 	if (ret == 1)
 		ret = drive ? wait_drive(ring, target, wa)
 			    : wait_sleep(ring, target, wa, fd);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	nw_spin_learn(&ring->spin, now_ns() - start, ret == 0, spun, hit);
 	return ret;
 }
 
-int nw_wait(struct nw_ring *ring, unsigned int min_complete, unsigned int flags,
-	    const void *arg, size_t argsz)
+/* The wait proper, with every signal blocked (nw_wait). */
+static int wait_blocked(struct nw_ring *ring, unsigned int min_complete,
+			const struct wait_args *args)
 {
+	struct wait_args wa = *args; /* its masks point into this copy */
 	struct nw_waiter w;
-	struct wait_args wa;
 	unsigned int target;
 	bool drive;
 	int ret;
 
-	wa.sig = NULL;
-	ret = nw_get_ext_arg(flags, arg, argsz, &wa.ea);
-	if (ret)
-		return ret;
-	if (min_complete > ring->cq_entries)
-		min_complete = ring->cq_entries;
-	run_task_work(ring);
-	if (nw_cq_ready(ring) >= min_complete)
-		return 0;
 	ret = get_sigmask(&wa);
 	if (ret)
 		return ret;
@@ -367,4 +356,33 @@ int nw_wait(struct nw_ring *ring, unsigned int min_complete, unsigned int flags,
 		__atomic_store_n(&ring->driver, 0, __ATOMIC_RELEASE);
 	}
 	return nw_cq_ready(ring) ? 0 : ret;
+}
+
+/*
+ * All signals are blocked from the moment the wait is known to be needed
+ * until it ends, so that one arriving meanwhile stays pending for the
+ * wait's looks and sleeps (which pass the wait's mask and say -EINTR),
+ * instead of running its handler while nothing would notice.
+ */
+int nw_wait(struct nw_ring *ring, unsigned int min_complete, unsigned int flags,
+	    const void *arg, size_t argsz)
+{
+	struct wait_args wa;
+	sigset_t all;
+	int ret;
+
+	wa.sig = NULL;
+	ret = nw_get_ext_arg(flags, arg, argsz, &wa.ea);
+	if (ret)
+		return ret;
+	if (min_complete > ring->cq_entries)
+		min_complete = ring->cq_entries;
+	run_task_work(ring);
+	if (nw_cq_ready(ring) >= min_complete)
+		return 0;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &wa.old);
+	ret = wait_blocked(ring, min_complete, &wa);
+	pthread_sigmask(SIG_SETMASK, &wa.old, NULL);
+	return ret;
 }
