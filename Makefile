@@ -7,6 +7,7 @@
 #   make check      the suite under AddressSanitizer + UBSan
 #   make tsan       the suite under ThreadSanitizer
 #   make layers     check the engine's layering rules (tools/layers.sh)
+#   make fresh-check  `make test` in a bare Debian 12 chroot (root; CI)
 
 B        ?= build
 CC       ?= gcc
@@ -77,7 +78,7 @@ ifneq ($(OPT_NOW),$(shell cat $(OPT_STAMP) 2>/dev/null))
 $(shell mkdir -p $(B) && echo '$(OPT_NOW)' > $(OPT_STAMP))
 endif
 
-.PHONY: all lib test check tsan bench install uninstall install-check deb format format-check clean deps-test deps-bench conformance layers
+.PHONY: all lib test check tsan bench install uninstall install-check deb format format-check clean deps-test deps-bench conformance layers fresh-check
 TOOLS      := $(B)/nowait-run $(B)/nowait-eperm
 
 all: lib $(B)/nowait-bench $(TEST_PROGS) $(B)/libnowait-preload.so $(TOOLS)
@@ -161,6 +162,12 @@ bench: deps-bench
 conformance: deps-test
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)B=$(B) tools/conformance.sh
+
+# The README's `make test` on a bare Debian 12 (debootstrap minbase in a
+# chroot, as root): it must install what it needs and pass
+# (tools/fresh-machine.sh; works in $(B)/fresh).
+fresh-check:
+	$(Q)B=$(B) tools/fresh-machine.sh
 
 # The engine's layering rules (src/FLOORS; issue 11): the dependency graph
 # of the library objects from nm, and a few grep rules on the sources.
