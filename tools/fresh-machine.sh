@@ -172,6 +172,11 @@ prepare_root() {
 	mkdir -p "$R/usr/src/nowait"
 	git -C "$SRC" archive --format=tar HEAD | tar -C "$R/usr/src/nowait" -xf -
 	say "source: $(git -C "$SRC" rev-parse --short HEAD) (git archive HEAD)"
+	# CI's layout: shared/ beside the clone (make conformance reads its
+	# reference/ files). make test does not need it.
+	if [ -d "$SRC/../shared/reference" ]; then
+		cp -r "$SRC/../shared" "$R/usr/src/shared"
+	fi
 	say "chroot: apt-get install make (the only package installed by hand)"
 	in_root 'apt-get update -qq && apt-get install -y -qq make' >>"$LOG" 2>&1 ||
 		die "apt-get install make failed; see $LOG"
