@@ -14,7 +14,7 @@
 #               /usr/src/nowait (not /root: conformance runs tests as nobody),
 #               `make` the only package installed by hand, then `make test`
 #               as root; it must end "TESTS: P passed, 0 failed, S skipped".
-#   3. deb      hook: if $B/*.deb exist, apt-get install them in the chroot and
+#   3. deb      if $B/deb/*.deb exist (make deb), apt-get install them in the chroot and
 #               run fio under nowait-run --auto inside nowait-eperm. Skipped
 #               (with a message) when there is no .deb.
 #
@@ -198,15 +198,16 @@ run_test() {
 }
 
 # --- hook: the project's .deb (issue 17 item 3, second half) ---------------
-# When `make deb` has left packages in $B, install them the way a user does
-# (apt-get install ./x.deb) and run fio on nowait where io_uring is blocked.
+# When `make deb` has left packages in $B/deb, install the library and the
+# tools the way a user does (apt-get install ./x.deb) and run fio from PATH
+# on nowait where io_uring is blocked.
 deb_check() {
 	local debs=() d
-	for d in "$B"/*.deb; do
+	for d in "$B"/deb/libnowait0_*.deb "$B"/deb/nowait-tools_*.deb; do
 		[ -e "$d" ] && debs+=("$d")
 	done
 	if [ ${#debs[@]} -eq 0 ]; then
-		say "deb: no $B/*.deb (make deb); skipping the .deb check"
+		say "deb: no $B/deb/*.deb (make deb); skipping the .deb check"
 		return 0
 	fi
 	rm -rf "$R/tmp/debs" && mkdir -p "$R/tmp/debs"
@@ -218,8 +219,12 @@ deb_check() {
 	in_root 'command -v fio >/dev/null || apt-get install -y -qq fio
 		nowait-eperm nowait-run --auto --log -- fio --name=t \
 			--ioengine=io_uring --rw=randrw --size=8m \
-			--verify=crc32c --filename=/tmp/f' >>"$LOG" 2>&1 ||
-		die "fio on the installed .deb failed; see $LOG"
+			--verify=crc32c --filename=/tmp/f' >"$LOG.fio" 2>&1 ||
+		{ cat "$LOG.fio" >>"$LOG"; die "fio on the installed .deb failed; see $LOG"; }
+	cat "$LOG.fio" >>"$LOG"
+	grep -q 'nowait: user-space engine' "$LOG.fio" ||
+		die "fio on the installed .deb did not run on nowait; see $LOG"
+	say "deb: fio ran on nowait from the installed packages"
 	say "deb: OK"
 }
 
