@@ -217,12 +217,15 @@ deb:
 	$(Q)ls $(B)/deb/*.deb
 
 # Install into a scratch prefix, run the installed nowait-run (which must
-# find the installed preload), uninstall, and find no file left behind.
+# find the installed preload), uninstall; then the same through DESTDIR;
+# and find no file left behind.
 install-check:
 	$(Q)d=$$(mktemp -d) && \
 	$(MAKE) --no-print-directory -s install PREFIX=$$d/usr B=$(B)/install-check && \
 	NOWAIT_LOG=1 $$d/usr/bin/nowait-run --user -- $$d/usr/bin/nowait-bench nop -t 0.05 --engine=user >/dev/null && \
 	$(MAKE) --no-print-directory -s uninstall PREFIX=$$d/usr B=$(B)/install-check && \
+	$(MAKE) --no-print-directory -s install DESTDIR=$$d/staged B=$(B)/install-check && \
+	$(MAKE) --no-print-directory -s uninstall DESTDIR=$$d/staged B=$(B)/install-check && \
 	left=$$(find $$d -type f -o -type l) && rm -rf $$d && \
 	if [ -n "$$left" ]; then echo "install-check: left behind: $$left"; exit 1; fi && \
 	echo "install-check: OK"
