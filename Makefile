@@ -157,8 +157,9 @@ bench: deps-bench
 	$(Q)$(MAKE) --no-print-directory $(B)/nowait-bench
 	$(Q)$(B)/nowait-bench all
 
-# liburing's test suite and fio from Debian source packages, run on nowait
-# and on the kernel (tools/conformance.sh; downloads into $(B)/conformance).
+# liburing's test suites (2.3 of Debian 12, 2.15 of sid) and fio from Debian
+# source packages, run on nowait and on the kernel (tools/conformance.sh;
+# downloads into $(B)/conformance).
 conformance: deps-test
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)B=$(B) tools/conformance.sh
