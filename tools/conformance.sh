@@ -55,9 +55,10 @@
 #                     as not run, and the run fails
 #   CONF_NEW_TIMEOUT, CONF_NEW_SLOW, CONF_NEW_SLOW_TIMEOUT, CONF_NEW_BUDGET
 #                     the same for liburing 2.15 (defaults 60 s as its own
-#                     runtests.sh; 180 s for a4c0b3decb33, pollfree,
-#                     multicqes_drain and read-mshot, which take 10-21 s
-#                     on the kernel here; 900 s)
+#                     runtests.sh; 180 s for a4c0b3decb33, pollfree and
+#                     read-mshot, which take 10-21 s on the kernel here
+#                     (multicqes_drain takes 20 s, but hangs on nowait:
+#                     180 s did not see it end); 900 s)
 #   CONF_RETRY        1 (default): a test whose results differ and is not in
 #                     the known list is run once more on both engines, alone;
 #                     if the results then agree it is reported as flaky (and
@@ -93,7 +94,7 @@ SLOW=${CONF_SLOW:-a4c0b3decb33 pollfree}
 SLOW_TIMEOUT=${CONF_SLOW_TIMEOUT:-120}
 BUDGET=${CONF_BUDGET:-900}
 NEW_TIMEOUT=${CONF_NEW_TIMEOUT:-60}
-NEW_SLOW=${CONF_NEW_SLOW:-a4c0b3decb33 pollfree multicqes_drain read-mshot}
+NEW_SLOW=${CONF_NEW_SLOW:-a4c0b3decb33 pollfree read-mshot}
 NEW_SLOW_TIMEOUT=${CONF_NEW_SLOW_TIMEOUT:-180}
 NEW_BUDGET=${CONF_NEW_BUDGET:-900}
 JOBS=${CONF_JOBS:-2}
