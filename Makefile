@@ -47,6 +47,12 @@ Q := @
 endif
 
 LIB_SRCS   := $(wildcard src/*.c)
+# NOTRACE=1: the engine without its trace and statistics code (src/trace.h),
+# for measuring what they cost while off (tools/trace-cost.sh).
+ifeq ($(NOTRACE),1)
+CFLAGS     += -DNW_NO_TRACE
+LIB_SRCS   := $(filter-out src/trace.c src/stats.c,$(LIB_SRCS))
+endif
 LIB_OBJS   := $(LIB_SRCS:%.c=$(B)/obj/%.o)
 TEST_SRCS  := $(filter-out test/helpers.c test/rawring.c,$(wildcard test/*.c))
 TEST_PROGS := $(TEST_SRCS:test/%.c=$(B)/test/%.t)

@@ -68,7 +68,7 @@ void nw_req_free(struct nw_ring *ring, struct nw_req *req)
 		nw_rsrc_file_put(req);
 	if (unlikely(req->tag_nodes))
 		nw_rsrc_post_tags(req);
-	if (unlikely(ring->trace_on))
+	if (unlikely(nw_traced(ring)))
 		nw_trace_free(req);
 	if (likely(req->flags & NW_REQ_F_COUNTED)) {
 		req->flags &= ~NW_REQ_F_COUNTED;

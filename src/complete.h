@@ -75,7 +75,7 @@ void nw_req_free(struct nw_ring *ring, struct nw_req *req);
 static inline void nw_cq_add(struct nw_ring *ring, const struct nw_req *req,
 			     int res)
 {
-	if (unlikely(ring->trace_on))
+	if (unlikely(nw_traced(ring)))
 		nw_trace_cqe(ring, req, res);
 	if (likely(ring->cq_room)) {
 		ring->cq_room--;

@@ -201,7 +201,7 @@ struct nw_ring {
 	unsigned int cqe_shift; /* 4, or 5 with CQE32 */
 	bool lockless_cq; /* SINGLE_ISSUER|DEFER_TASKRUN: submitter posts all */
 	bool single_issuer;
-	bool trace_on; /* NOWAIT_TRACE or _STATS: CQEs are seen (trace.c) */
+	bool trace_on; /* NOWAIT_TRACE or _STATS: read it by nw_traced() */
 	struct nw_stats *stats;	    /* NOWAIT_STATS (stats.c) */
 	unsigned int nr_overflowed; /* CQEs that went to the overflow list */
 	pid_t submitter_tid;	    /* SINGLE_ISSUER: 0 until fixed */
@@ -309,6 +309,19 @@ struct nw_ring {
 	long long verify_due_ns; /* next check of the watches, poll_lock */
 	unsigned int submit_gen; /* submit batches so far (submit side) */
 };
+
+/*
+ * Whether ring's requests are traced or counted (NOWAIT_TRACE or
+ * NOWAIT_STATS): one predictable branch where a request is initialised,
+ * completed and freed. `make NOTRACE=1` (-DNW_NO_TRACE) builds the engine
+ * without trace.c and stats.c, every such branch folded away: the build
+ * that `tools/trace-cost.sh` compares today's against.
+ */
+#ifdef NW_NO_TRACE
+#define nw_traced(ring) ((void)(ring), false)
+#else
+#define nw_traced(ring) ((ring)->trace_on)
+#endif
 
 static inline struct io_uring_sqe *nw_sqe_at(struct nw_ring *ring,
 					     unsigned int idx)

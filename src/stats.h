@@ -11,6 +11,15 @@
 
 #include "internal.h"
 
+#ifdef NW_NO_TRACE
+static inline bool nw_stats_init(void)
+{
+	return false;
+}
+static inline void nw_stats_ring(struct nw_ring *ring)
+{
+}
+#else
 /* Read NOWAIT_STATS once: whether statistics are kept. */
 bool nw_stats_init(void);
 /* Give a new ring its counters (setup, when nw_stats_init said yes). */
@@ -18,5 +27,6 @@ void nw_stats_ring(struct nw_ring *ring);
 /* A request's last CQE: count it. Submit side of ring. */
 void nw_stats_done(struct nw_ring *ring, unsigned int opcode, unsigned int path,
 		   long long lat_ns);
+#endif
 
 #endif

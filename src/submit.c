@@ -299,7 +299,7 @@ static int init_req(struct nw_ring *ring, struct nw_req *req,
 
 	req->tw_func = chain_tw;
 	req->opcode = READ_ONCE(sqe->opcode);
-	if (unlikely(ring->trace_on))
+	if (unlikely(nw_traced(ring)))
 		nw_trace_submit(req, sqe);
 	req->sqe_flags = sqe_flags = READ_ONCE(sqe->flags);
 	req->user_data = READ_ONCE(sqe->user_data);
@@ -397,7 +397,7 @@ static inline int submit_fast(struct nw_ring *ring,
 	int ret;
 
 	if (unlikely((head & 0xffffff00) || !def->always_inline ||
-		     ring->trace_on || READ_ONCE(sqe->personality) ||
+		     nw_traced(ring) || READ_ONCE(sqe->personality) ||
 		     ring->link_head || ring->drain_active ||
 		     ring->cqe_shift != 4))
 		return -1;
@@ -564,7 +564,7 @@ int nw_submit_sqes(struct nw_ring *ring, unsigned int nr)
 			 __ATOMIC_RELAXED);
 	nw_cq_begin_batch(ring);
 	if (ring->cq_room && !ring->link_head && !ring->drain_active &&
-	    !ring->trace_on) {
+	    !nw_traced(ring)) {
 		left -= submit_fast_run(ring, left);
 		if (!left)
 			goto out;

@@ -128,7 +128,7 @@ NW_EXPORT int nowait_register(int fd, unsigned int opcode, void *arg,
 	nw_in_engine++;
 	ret = nw_register(ring, opcode, arg, nr_args);
 	nw_in_engine--;
-	if (unlikely(ring->trace_on))
+	if (unlikely(nw_traced(ring)))
 		nw_trace_register(fd, nw_register_name(opcode), opcode, nr_args,
 				  ret);
 	return ret;

@@ -3,7 +3,7 @@
  * The request trace (trace.c): with NOWAIT_TRACE set, one line per CQE
  * (and per setup and register call), strace-like: time, thread, ring fd,
  * opcode and arguments, user_data, result, latency and the path that
- * served the request. Off, it costs a test of ring->trace_on where a
+ * served the request. Off, it costs a test of nw_traced(ring) where a
  * request is initialised, completed and freed, and nothing on the NOP
  * fast paths (they are skipped while tracing, so every CQE is seen).
  */
@@ -29,23 +29,51 @@ struct nw_trace_req {
 	char str[40]; /* a path argument, truncated as strace -s does */
 };
 
+#ifdef NW_NO_TRACE
+/* make NOTRACE=1: no trace code at all (internal.h, nw_traced). */
+static inline bool nw_trace_init(void)
+{
+	return false;
+}
+static inline void nw_trace_submit(struct nw_req *req,
+				   const struct io_uring_sqe *sqe)
+{
+}
+static inline void nw_trace_cqe(struct nw_ring *ring, const struct nw_req *req,
+				int res)
+{
+}
+static inline void nw_trace_free(struct nw_req *req)
+{
+}
+static inline void nw_trace_setup(unsigned int entries,
+				  const struct io_uring_params *p, int ret)
+{
+}
+static inline void nw_trace_register(int fd, const char *op,
+				     unsigned int opcode, unsigned int nr_args,
+				     int ret)
+{
+}
+#else
 /* Read NOWAIT_TRACE / NOWAIT_TRACE_OPS once: whether tracing is on. */
 bool nw_trace_init(void);
-/* A request was initialised from sqe (ring->trace_on). */
+/* A request was initialised from sqe (nw_traced). */
 void nw_trace_submit(struct nw_req *req, const struct io_uring_sqe *sqe);
-/* A CQE of req with res is being posted (ring->trace_on). */
+/* A CQE of req with res is being posted (nw_traced). */
 void nw_trace_cqe(struct nw_ring *ring, const struct nw_req *req, int res);
-/* req is freed (ring->trace_on). */
+/* req is freed (nw_traced). */
 void nw_trace_free(struct nw_req *req);
 /* The setup and register calls, as lines of their own. */
 void nw_trace_setup(unsigned int entries, const struct io_uring_params *p,
 		    int ret);
 void nw_trace_register(int fd, const char *op, unsigned int opcode,
 		       unsigned int nr_args, int ret);
+#endif
 
 static inline void nw_trace_path(struct nw_req *req, int path)
 {
-	if (unlikely(req->ring->trace_on) && req->trace)
+	if (unlikely(nw_traced(req->ring)) && req->trace)
 		req->trace->path = (unsigned char)path;
 }
 
