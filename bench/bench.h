@@ -26,6 +26,8 @@
  * with NOWAIT_PUNT=1 at set-up: blocking calls on workers.
  */
 extern const struct t_calls bench_calls_user_punt;
+/* minimal.c: the least a user-space io_uring does per NOP, a yardstick */
+extern const struct t_calls bench_calls_minimal;
 
 /*
  * A mapped ring. The SQ and CQ rings are always mapped separately, as
@@ -141,6 +143,7 @@ struct bench_ctx {
 	bool smoke;
 	bool plain_setup;    /* --flags none */
 	const char *flavour; /* --engine=user-punt etc.: that one alone */
+	double getppid_ns;   /* this machine's system call cost, this run */
 };
 
 struct bench_workload {
@@ -162,6 +165,7 @@ extern const struct bench_workload bench_fileread;
 bool bench_ctx_has(const struct bench_ctx *ctx, const struct t_calls *eng);
 bool bench_ctx_has_flavour(const struct bench_ctx *ctx,
 			   const struct t_calls *eng, const char *name);
+bool bench_ctx_has_floor(const struct bench_ctx *ctx, const char *name);
 
 /* A read or write SQE, as io_uring_prep_read()/io_uring_prep_write(). */
 static inline void bench_prep_rw(struct io_uring_sqe *sqe, int op, int fd,
@@ -197,8 +201,11 @@ void bench_report_error_kv(const struct bench_ctx *ctx, const char *bench,
 			   const char *engine, const char *key, const char *val,
 			   const char *op, int err);
 bool bench_setup_error_is_skip(const struct t_calls *eng, int err);
-void bench_report_ratio(const struct bench_ctx *ctx, const char *what,
-			double user, double kernel);
+void bench_report_ratio_to(const struct bench_ctx *ctx, const char *bench,
+			   const char *variant, const char *what, double a,
+			   double b);
+double bench_getppid_ns(bool smoke);
+void bench_report_getppid(const struct bench_ctx *ctx, const char *bench);
 void bench_watchdog(unsigned int seconds, const char *what);
 
 #endif /* NW_BENCH_H */

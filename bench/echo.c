@@ -22,6 +22,11 @@
  * kernel's io_uring runs first. The connections are made before the server
  * starts (the listen backlog holds them), so a set-up failure of the ring
  * never leaves the client waiting.
+ *
+ * Engine "epoll" is the floor: no ring, the server people write instead of
+ * io_uring. An edge-triggered epoll set; on readiness accept4() until
+ * EAGAIN, or recv() until EAGAIN with a send() of what came after each
+ * recv (a short send waits for EPOLLOUT before reading on).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -89,6 +94,7 @@ struct echo_run {
 	/* server (main thread) */
 	struct bench_ring ring;
 	struct echo_sconn *sc;
+	int srv_ep; /* the epoll server's set */
 	unsigned int accepted, open, unsubmitted;
 	double cpu0, cpu1; /* server thread CPU s at warm_end, deadline */
 	const char *err_op;
@@ -442,6 +448,131 @@ static int server_loop(struct echo_run *er)
 	return 0;
 }
 
+/* ---- the floor: an edge-triggered epoll server, no ring ---- */
+
+static int fcntl_nonblock(int fd);
+
+#define ECHO_LISTENER UINT32_MAX
+
+static int epsrv_watch(struct echo_run *er, int op, int fd, uint32_t id,
+		       bool out)
+{
+	struct epoll_event ev = {.events = EPOLLIN | EPOLLET |
+					   (out ? EPOLLOUT : 0),
+				 .data.u32 = id};
+
+	if (epoll_ctl(er->srv_ep, op, fd, &ev))
+		return echo_fail(er, "epoll_ctl (server)", -errno);
+	return 0;
+}
+
+static int epsrv_accept(struct echo_run *er)
+{
+	int fd;
+
+	for (;;) {
+		fd = accept4(er->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0 && errno == EAGAIN)
+			return 0;
+		if (fd < 0)
+			return echo_fail(er, "accept4", -errno);
+		if (er->accepted >= er->conns) {
+			close(fd);
+			return echo_fail(er, "accept4 (one too many)", -EPROTO);
+		}
+		er->sc[er->accepted].fd = fd;
+		if (epsrv_watch(er, EPOLL_CTL_ADD, fd, er->accepted, false))
+			return er->err;
+		er->accepted++;
+		er->open++;
+	}
+}
+
+/* Send the rest of what was received; 1 when some is left (EAGAIN). */
+static int epsrv_send(struct echo_run *er, unsigned int i)
+{
+	struct echo_sconn *s = &er->sc[i];
+	ssize_t n;
+
+	while (s->sent < s->len) {
+		n = send(s->fd, s->buf + s->sent, s->len - s->sent,
+			 MSG_NOSIGNAL);
+		if (n < 0 && errno == EAGAIN)
+			return 1;
+		if (n < 0)
+			return echo_fail(er, "send (server)", -errno);
+		s->sent += (unsigned int)n;
+	}
+	return 0;
+}
+
+/* Readiness of connection i: flush, then recv and echo until EAGAIN. */
+static int epsrv_conn(struct echo_run *er, unsigned int i, uint32_t events)
+{
+	struct echo_sconn *s = &er->sc[i];
+	bool was_out = s->sent < s->len;
+	ssize_t n;
+	int ret;
+
+	for (;;) {
+		ret = epsrv_send(er, i);
+		if (ret < 0)
+			return ret;
+		if (ret || (!was_out && s->sent < s->len))
+			return was_out ? 0
+				       : epsrv_watch(er, EPOLL_CTL_MOD, s->fd,
+						     i, true);
+		if (was_out && !(events & EPOLLIN))
+			return epsrv_watch(er, EPOLL_CTL_MOD, s->fd, i, false);
+		n = recv(s->fd, s->buf, er->size, 0);
+		if (n < 0 && errno == EAGAIN)
+			return was_out ? epsrv_watch(er, EPOLL_CTL_MOD, s->fd,
+						     i, false)
+				       : 0;
+		if (n < 0)
+			return echo_fail(er, "recv (server)", -errno);
+		if (n == 0) { /* the client is done */
+			close(s->fd);
+			s->fd = -1;
+			er->open--;
+			return 0;
+		}
+		s->len = (unsigned int)n;
+		s->sent = 0;
+	}
+}
+
+static int epsrv_loop(struct echo_run *er)
+{
+	struct epoll_event ev[ECHO_EVENTS];
+	int n, k;
+
+	if (fcntl_nonblock(er->lfd))
+		return echo_fail(er, "fcntl", -errno);
+	er->srv_ep = epoll_create1(EPOLL_CLOEXEC);
+	if (er->srv_ep < 0)
+		return echo_fail(er, "epoll_create1", -errno);
+	if (epsrv_watch(er, EPOLL_CTL_ADD, er->lfd, ECHO_LISTENER, false))
+		return er->err;
+	while (er->accepted < er->conns || er->open) {
+		server_cpu_sample(er);
+		n = epoll_wait(er->srv_ep, ev, ECHO_EVENTS, ECHO_STALL_MS);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return echo_fail(er, "epoll_wait (server)",
+					 n ? -errno : -ETIMEDOUT);
+		for (k = 0; k < n; k++)
+			if (ev[k].data.u32 == ECHO_LISTENER
+				    ? epsrv_accept(er)
+				    : er->sc[ev[k].data.u32].fd >= 0 &&
+					      epsrv_conn(er, ev[k].data.u32,
+							 ev[k].events))
+				return er->err;
+	}
+	return 0;
+}
+
 /* ---- set-up and tear-down ---- */
 
 static int fcntl_nonblock(int fd)
@@ -551,6 +682,8 @@ static void echo_free(struct echo_run *er)
 		close(er->epfd);
 	if (er->lfd >= 0)
 		close(er->lfd);
+	if (er->srv_ep >= 0)
+		close(er->srv_ep);
 	bench_ring_close(&er->ring);
 }
 
@@ -572,7 +705,7 @@ static int echo_serve(struct echo_run *er)
 	ret = pthread_create(&er->thr, NULL, client_main, er);
 	if (ret)
 		return echo_fail(er, "pthread_create", -ret);
-	if (server_loop(er)) {
+	if (er->eng ? server_loop(er) : epsrv_loop(er)) {
 		shutdown(er->lfd, SHUT_RDWR);
 		for (i = 0; i < er->accepted; i++)
 			if (er->sc[i].fd >= 0)
@@ -592,6 +725,8 @@ static int echo_one(struct echo_run *er)
 
 	if (echo_alloc(er) || echo_listen(er, &sa) || echo_connect(er, &sa))
 		return er->err;
+	if (!er->eng)
+		return echo_serve(er);
 	ret = bench_ring_open(&er->ring, er->eng, er->conns,
 			      ctx->plain_setup ? 0 : 2 * er->conns,
 			      ctx->plain_setup ? 0 : BENCH_FAST_FLAGS);
@@ -622,14 +757,20 @@ static double echo_server_us(const struct echo_run *er)
 	return (er->cpu1 - er->cpu0) / er->done * 1e6;
 }
 
+/* The engine's name: the ring's, or the epoll server's. */
+static const char *echo_name(const struct t_calls *eng)
+{
+	return eng ? eng->name : "epoll";
+}
+
 static void echo_report(const struct echo_run *er, const struct bench_stats *st,
 			double rps)
 {
-	const char *setup = bench_setup_name(er->ring.flags);
+	const char *setup = er->eng ? bench_setup_name(er->ring.flags) : "-";
 	double cpu_us = echo_server_us(er);
 
 	if (er->ctx->json) {
-		bench_json_begin("echo", er->eng->name);
+		bench_json_begin("echo", echo_name(er->eng));
 		bench_json_num("conns", er->conns);
 		bench_json_num("req_per_sec", rps);
 		bench_json_num("p50_us", st->p50 / 1e3);
@@ -641,8 +782,9 @@ static void echo_report(const struct echo_run *er, const struct bench_stats *st,
 		bench_json_end();
 		return;
 	}
-	printf("  %-8s %10.0f %9.1f %9.1f %11.2f   setup %s\n", er->eng->name,
-	       rps, st->p50 / 1e3, st->p99 / 1e3, cpu_us, setup);
+	printf("  %-8s %10.0f %9.1f %9.1f %11.2f   setup %s\n",
+	       echo_name(er->eng), rps, st->p50 / 1e3, st->p99 / 1e3, cpu_us,
+	       setup);
 	fflush(stdout);
 }
 
@@ -660,14 +802,15 @@ static int echo_cell(const struct bench_ctx *ctx, const struct t_calls *eng,
 	er.eng = eng;
 	er.conns = (unsigned int)echo_conns;
 	er.size = (unsigned int)echo_size;
-	er.lfd = er.epfd = er.ring.fd = -1;
-	snprintf(what, sizeof(what), "echo %s", eng->name);
+	er.lfd = er.epfd = er.srv_ep = er.ring.fd = -1;
+	snprintf(what, sizeof(what), "echo %s", echo_name(eng));
 	bench_watchdog((unsigned int)ctx->seconds + (ctx->smoke ? 20 : 120),
 		       what);
 	ret = echo_one(&er);
 	bench_watchdog(0, NULL);
 	if (ret) {
-		bench_report_error(ctx, "echo", eng->name, er.err_op, er.err);
+		bench_report_error(ctx, "echo", echo_name(eng), er.err_op,
+				   er.err);
 	} else {
 		bench_stats(er.rtt, er.nr_rtt, &st);
 		res->ok = true;
@@ -681,7 +824,7 @@ static int echo_cell(const struct bench_ctx *ctx, const struct t_calls *eng,
 
 static int echo_run(const struct bench_ctx *ctx)
 {
-	struct echo_result kernel = {0}, user = {0};
+	struct echo_result kernel = {0}, user = {0}, epoll = {0};
 	int status = 0;
 
 	if (echo_conns > ECHO_MAX_CONNS || echo_size > ECHO_MAX_SIZE) {
@@ -697,13 +840,16 @@ static int echo_run(const struct bench_ctx *ctx)
 		       "  %-8s %10s %9s %9s %11s\n",
 		       echo_conns, echo_size, ctx->seconds, "engine", "req/s",
 		       "p50_us", "p99_us", "srv_cpu_us");
-	if (bench_ctx_has(ctx, &t_calls_kernel))
+	if (bench_ctx_has_flavour(ctx, &t_calls_kernel, "kernel"))
 		status |= echo_cell(ctx, &t_calls_kernel, &kernel);
-	if (bench_ctx_has(ctx, &t_calls_user))
+	if (bench_ctx_has_flavour(ctx, &t_calls_user, "user"))
 		status |= echo_cell(ctx, &t_calls_user, &user);
-	if (kernel.ok && user.ok)
-		bench_report_ratio(ctx, "req/s", user.req_per_sec,
-				   kernel.req_per_sec);
+	if (bench_ctx_has_floor(ctx, "epoll"))
+		status |= echo_cell(ctx, NULL, &epoll);
+	bench_report_ratio_to(ctx, "echo", NULL, "user/kernel",
+			      user.req_per_sec, kernel.req_per_sec);
+	bench_report_ratio_to(ctx, "echo", NULL, "user/epoll", user.req_per_sec,
+			      epoll.req_per_sec);
 	return status;
 }
 

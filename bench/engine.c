@@ -51,6 +51,18 @@ bool bench_ctx_has(const struct bench_ctx *ctx, const struct t_calls *eng)
 	return false;
 }
 
+/*
+ * Is the floor `name` (floor, epoll, pread, libuv, minimal: no engine of
+ * io_uring's, the yardstick next to the user engine) to be measured?
+ * When both engines are (the default), or when named with --engine.
+ */
+bool bench_ctx_has_floor(const struct bench_ctx *ctx, const char *name)
+{
+	if (ctx->flavour)
+		return !strcmp(ctx->flavour, name);
+	return ctx->nr_engines == BENCH_MAX_ENGINES;
+}
+
 /* Is the flavour `name` of engine `eng` to be measured? */
 bool bench_ctx_has_flavour(const struct bench_ctx *ctx,
 			   const struct t_calls *eng, const char *name)

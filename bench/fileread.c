@@ -426,21 +426,20 @@ static void fr_report(const struct fr_run *fr, int e, long mib)
 static bool fr_wanted(const struct bench_ctx *ctx, int e)
 {
 	if (e == FR_KERNEL)
-		return bench_ctx_has(ctx, &t_calls_kernel);
+		return bench_ctx_has_flavour(ctx, &t_calls_kernel, "kernel");
 	if (e == FR_USER)
-		return bench_ctx_has(ctx, &t_calls_user);
-	return ctx->nr_engines == BENCH_MAX_ENGINES;
+		return bench_ctx_has_flavour(ctx, &t_calls_user, "user");
+	return bench_ctx_has_floor(ctx, fr_names[e]);
 }
 
 static void fr_summary(const struct bench_ctx *ctx, const double *iops)
 {
-	if (ctx->json || !(iops[FR_USER] > 0))
-		return;
-	bench_report_ratio(ctx, "IOPS", iops[FR_USER], iops[FR_KERNEL]);
-	if (iops[FR_LIBUV] > 0)
-		printf("  ratio user/libuv (IOPS): %.2fx\n",
-		       iops[FR_USER] / iops[FR_LIBUV]);
-	fflush(stdout);
+	bench_report_ratio_to(ctx, "fileread", NULL, "user/kernel",
+			      iops[FR_USER], iops[FR_KERNEL]);
+	bench_report_ratio_to(ctx, "fileread", NULL, "user/pread",
+			      iops[FR_USER], iops[FR_PREAD]);
+	bench_report_ratio_to(ctx, "fileread", NULL, "user/libuv",
+			      iops[FR_USER], iops[FR_LIBUV]);
 }
 
 static int fr_engines(struct fr_run *fr, long mib)

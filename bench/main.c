@@ -83,7 +83,9 @@ static void usage(FILE *f)
 		"      --engine=E           kernel, user or both (default both;"
 		" kernel runs first);\n"
 		"                           kernel-async, user-async, "
-		"user-punt: that flavour only\n"
+		"user-punt, or a floor\n"
+		"                           (floor, epoll, pread, minimal): "
+		"that one only\n"
 		"      --flags=F            ring set-up: default (SINGLE_ISSUER"
 		" | DEFER_TASKRUN,\n"
 		"                           CQSIZE; plain when refused) or "
@@ -109,13 +111,19 @@ static const struct bench_workload *find_workload(const char *name)
 }
 
 /*
- * A flavour (kernel-async, user-async, user-punt) selects its base engine
- * and, in the workloads that have flavours, that flavour alone.
+ * A flavour (kernel-async, user-async, user-punt, or a floor) selects its
+ * base engine and, in the workloads that have flavours, that flavour alone.
  */
 static const char *const engine_flavours[] = {
 	"kernel-async",
 	"user-async",
 	"user-punt",
+	/* the floors: measured beside the user engine, they go with it */
+	"floor",
+	"epoll",
+	"pread",
+	"libuv",
+	"minimal",
 };
 
 static int parse_engine(struct bench_ctx *ctx, const char *arg)
@@ -127,7 +135,7 @@ static int parse_engine(struct bench_ctx *ctx, const char *arg)
 	for (i = 0; i < sizeof(engine_flavours) / sizeof(*engine_flavours); i++)
 		if (!strcmp(arg, engine_flavours[i])) {
 			ctx->flavour = engine_flavours[i];
-			arg = strncmp(arg, "user", 4) ? "kernel" : "user";
+			arg = strncmp(arg, "kernel", 6) ? "user" : "kernel";
 		}
 	if (!strcmp(arg, "kernel") || !strcmp(arg, "both"))
 		ctx->engines[ctx->nr_engines++] = &t_calls_kernel;
@@ -292,6 +300,14 @@ static int parse_args(int argc, char **argv, struct bench_ctx *ctx,
 	return 0;
 }
 
+/* A workload, after this moment's getppid cost. */
+static int run_one(struct bench_ctx *ctx, const struct bench_workload *w)
+{
+	ctx->getppid_ns = bench_getppid_ns(ctx->smoke);
+	bench_report_getppid(ctx, w->name);
+	return w->run(ctx);
+}
+
 int main(int argc, char **argv)
 {
 	struct bench_ctx ctx = {.seconds = 3.0};
@@ -308,9 +324,9 @@ int main(int argc, char **argv)
 	if (ctx.smoke)
 		ctx.seconds = SMOKE_SECONDS;
 	if (!all)
-		return w->run(&ctx);
+		return run_one(&ctx, w);
 	for (i = 0; i < NR_WORKLOADS; i++)
-		if (workloads[i]->run(&ctx))
+		if (run_one(&ctx, workloads[i]))
 			status = 1;
 	return status;
 }

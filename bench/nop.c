@@ -174,6 +174,7 @@ static void nop_report(const struct bench_ctx *ctx, const struct nop_run *nr,
 		bench_json_num("batch", nr->batch);
 		bench_json_num("depth", nr->depth);
 		bench_json_num("complete_batch", nr->cbatch);
+		bench_json_num("nops", (double)nr->done);
 		bench_json_str("setup", setup);
 		bench_json_end();
 		return;
@@ -192,9 +193,20 @@ static void nop_init(struct nop_run *nr)
 	nr->cbatch = nop_cbatch < nop_depth ? nop_cbatch : nop_depth;
 }
 
+/* The engines in order; the minimal loop is a floor (no base). */
+static const struct {
+	const struct t_calls *eng, *base;
+} nop_engines[] = {
+	{&t_calls_kernel, &t_calls_kernel},
+	{&t_calls_user, &t_calls_user},
+	{&bench_calls_minimal, NULL},
+};
+
+#define NR_NOP_ENGINES (int)(sizeof(nop_engines) / sizeof(nop_engines[0]))
+
 static int nop_run(const struct bench_ctx *ctx)
 {
-	double kernel = 0, user = 0;
+	double ops[NR_NOP_ENGINES] = {0};
 	struct nop_run nr;
 	int i, ret, status = 0;
 
@@ -203,9 +215,14 @@ static int nop_run(const struct bench_ctx *ctx)
 		printf("nop: submit batch %u, depth %u, complete batch %u, "
 		       "%.1f s per engine\n",
 		       nr.batch, nr.depth, nr.cbatch, ctx->seconds);
-	for (i = 0; i < ctx->nr_engines; i++) {
-		const struct t_calls *eng = ctx->engines[i];
+	for (i = 0; i < NR_NOP_ENGINES; i++) {
+		const struct t_calls *eng = nop_engines[i].eng;
 
+		if (nop_engines[i].base
+			    ? !bench_ctx_has_flavour(ctx, nop_engines[i].base,
+						     eng->name)
+			    : !bench_ctx_has_floor(ctx, eng->name))
+			continue;
 		nop_init(&nr);
 		ret = nop_one(ctx, eng, &nr);
 		if (ret) {
@@ -217,12 +234,10 @@ static int nop_run(const struct bench_ctx *ctx)
 			continue;
 		}
 		nop_report(ctx, &nr, eng->name);
-		if (eng == &t_calls_kernel)
-			kernel = nr.ops_per_sec;
-		else
-			user = nr.ops_per_sec;
+		ops[i] = nr.ops_per_sec;
 	}
-	bench_report_ratio(ctx, "ops/s", user, kernel);
+	bench_report_ratio_to(ctx, "nop", NULL, "user/kernel", ops[1], ops[0]);
+	bench_report_ratio_to(ctx, "nop", NULL, "user/minimal", ops[1], ops[2]);
 	return status;
 }
 

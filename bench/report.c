@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -118,13 +119,65 @@ bool bench_setup_error_is_skip(const struct t_calls *eng, int err)
 	return err == -EPERM || err == -ENOSYS || err == -EACCES;
 }
 
-void bench_report_ratio(const struct bench_ctx *ctx, const char *what,
-			double user, double kernel)
+/*
+ * A ratio a/b named "user/floor" (what) of one workload and variant: a
+ * text line, or a JSON object with "ratio" in place of "engine" that
+ * the picture (tools/bench-plot) leaves out.
+ */
+void bench_report_ratio_to(const struct bench_ctx *ctx, const char *bench,
+			   const char *variant, const char *what, double a,
+			   double b)
 {
-	if (ctx->json || !(user > 0) || !(kernel > 0))
+	if (!(a > 0) || !(b > 0))
 		return;
-	printf("  ratio user/kernel (%s): %.2fx\n", what, user / kernel);
-	fflush(stdout);
+	if (!ctx->json) {
+		printf("  ratio %s%s%s: %.2fx\n", what, variant ? " " : "",
+		       variant ? variant : "", a / b);
+		fflush(stdout);
+		return;
+	}
+	fputs("{\"bench\":", stdout);
+	json_quoted(bench);
+	bench_json_str("ratio", what);
+	if (variant)
+		bench_json_str("variant", variant);
+	bench_json_num("value", a / b);
+	bench_json_num("getppid_ns", ctx->getppid_ns);
+	bench_json_end();
+}
+
+/*
+ * What one trivial system call costs on this machine now (getppid: glibc
+ * does not cache it), the yardstick for every syscall-bound figure: the
+ * fastest of a few batches, in ns.
+ */
+double bench_getppid_ns(bool smoke)
+{
+	int batch = smoke ? 2000 : 20000, rounds = smoke ? 3 : 10, i, k;
+	double best = 0, t;
+
+	for (k = 0; k < rounds; k++) {
+		t = bench_now();
+		for (i = 0; i < batch; i++)
+			syscall(SYS_getppid);
+		t = (bench_now() - t) / batch * 1e9;
+		if (!best || t < best)
+			best = t;
+	}
+	return best;
+}
+
+void bench_report_getppid(const struct bench_ctx *ctx, const char *bench)
+{
+	if (!ctx->json) {
+		printf("getppid: %.0f ns per call on this machine, now\n",
+		       ctx->getppid_ns);
+		fflush(stdout);
+		return;
+	}
+	bench_json_begin(bench, "getppid");
+	bench_json_num("getppid_ns", ctx->getppid_ns);
+	bench_json_end();
 }
 
 static int cmp_double(const void *a, const void *b)
