@@ -6,6 +6,7 @@
 #ifndef NW_COMPLETE_H
 #define NW_COMPLETE_H
 
+#include <string.h>
 #include "internal.h"
 #include "trace.h"
 
@@ -22,8 +23,18 @@ static inline void nw_cqe16_write(char *cqes, unsigned int slot,
 	struct io_uring_cqe *cqe = (void *)(cqes + ((size_t)slot << 4));
 
 	cqe->user_data = user_data;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* res, then flags: adjacent 32-bit words, one 64-bit store */
+	uint64_t word = (uint64_t)(uint32_t)res | (uint64_t)flags << 32;
+
+	_Static_assert(offsetof(struct io_uring_cqe, flags) ==
+			       offsetof(struct io_uring_cqe, res) + 4,
+		       "CQE layout");
+	memcpy(&cqe->res, &word, sizeof(word));
+#else
 	cqe->res = res;
 	cqe->flags = flags;
+#endif
 }
 
 /* The CQ array, for a writer that keeps it in a register (submit.c). */

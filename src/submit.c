@@ -421,35 +421,39 @@ static inline int submit_fast(struct nw_ring *ring,
 
 /*
  * The fast path in bulk, for lockless rings with reserved CQ room: run
- * consecutive SQEs of ops with an issue def .fast, in one call each, with the
- * ring's hot fields in registers
- * (CQE stores may alias anything, so the general loop reloads them).
- * Stops without consuming at the first SQE it cannot finish: another
- * opcode, flags, an invalid index, a prep error; the general path takes
- * that one. Returns the number of SQEs consumed.
+ * consecutive SQEs of ops with an issue def .fast, in one call each, with
+ * the ring's hot fields in locals (CQE stores may alias anything, so
+ * fields read through ring would be reloaded after each one). Stops
+ * without consuming at the first SQE it cannot finish: another opcode,
+ * flags, an invalid index, a prep error; the general path takes that one.
+ * has_array is a constant at each call site, so the compiler makes a
+ * loop without the index-array test for NO_SQARRAY rings. Returns the
+ * new SQ head.
  */
-static unsigned int submit_fast_run(struct nw_ring *ring, unsigned int left)
+static __attribute__((always_inline)) inline unsigned int
+fast_loop(struct nw_ring *ring, unsigned int sq_head, unsigned int end,
+	  bool has_array)
 {
 	const unsigned int *array = ring->sq_array;
-	unsigned int sq_head = ring->cached_sq_head,
-		     cq_tail = ring->cached_cq_tail;
-	unsigned int room = ring->cq_room, n;
 	const unsigned int sq_mask = ring->sq_mask, cq_mask = ring->cq_mask;
+	const unsigned int nr_sqes = ring->sq_entries, shift = ring->sqe_shift;
+	const char *const sqes = ring->sqes;
 	char *const cqes = nw_cq_entries(ring);
+	unsigned int cq_tail = ring->cached_cq_tail - sq_head;
 
-	for (n = 0; n < left && room; n++) {
+	for (; sq_head != end; sq_head++) {
 		unsigned int idx = sq_head & sq_mask;
 		int (*fast)(const struct io_uring_sqe *sqe, int32_t *res);
 		const struct io_uring_sqe *sqe;
 		uint32_t word;
 		int32_t res;
 
-		if (array) {
+		if (has_array) {
 			idx = READ_ONCE(array[idx]);
-			if (unlikely(idx >= ring->sq_entries))
+			if (unlikely(idx >= nr_sqes))
 				break;
 		}
-		sqe = nw_sqe_at(ring, idx);
+		sqe = (const void *)(sqes + ((size_t)idx << shift));
 		word = READ_ONCE(*(const uint32_t *)sqe);
 		fast = nw_issue_defs[word & 0xff].fast;
 		if (unlikely((word & 0xffffff00) || !fast ||
@@ -457,14 +461,26 @@ static unsigned int submit_fast_run(struct nw_ring *ring, unsigned int left)
 			break;
 		if (unlikely(fast(sqe, &res)))
 			break;
-		nw_cqe16_write(cqes, cq_tail++ & cq_mask,
+		nw_cqe16_write(cqes, (cq_tail + sq_head) & cq_mask,
 			       READ_ONCE(sqe->user_data), res, 0);
-		sq_head++;
-		room--;
 	}
-	ring->cached_sq_head = sq_head;
-	ring->cached_cq_tail = cq_tail;
-	ring->cq_room = room;
+	ring->cached_cq_tail = cq_tail + sq_head;
+	return sq_head;
+}
+
+/* Returns the number of SQEs consumed (see fast_loop). */
+static unsigned int submit_fast_run(struct nw_ring *ring, unsigned int left)
+{
+	unsigned int head = ring->cached_sq_head, end, n;
+
+	end = head + (left < ring->cq_room ? left : ring->cq_room);
+	if (ring->sq_array)
+		end = fast_loop(ring, head, end, true);
+	else
+		end = fast_loop(ring, head, end, false);
+	n = end - head;
+	ring->cached_sq_head = end;
+	ring->cq_room -= n;
 	return n;
 }
 
