@@ -3,7 +3,8 @@
 #
 #   make            library, preload, bench, tests
 #   make test       run the test suite (T=name runs one test)
-#   make bench      run the benchmarks side by side (kernel vs nowait)
+#   make bench      run the benchmarks side by side (kernel vs nowait),
+#                   JSON lines and an SVG in build/bench/
 #   make check      the suite under AddressSanitizer + UBSan
 #   make tsan       the suite under ThreadSanitizer
 #   make layers     check the engine's layering rules (tools/layers.sh)
@@ -159,9 +160,17 @@ check:
 tsan:
 	$(Q)$(MAKE) --no-print-directory B=build/tsan SANITIZE=thread test
 
+# Every workload once, as JSON lines (tee'd to the terminal), then the
+# picture of the run beside them: $(B)/bench/bench.jsonl and bench.svg.
+# The sub-make reads the Makefile again, after deps-bench installed what
+# it installs (libuv is found then).
 bench: deps-bench
 	$(Q)$(MAKE) --no-print-directory $(B)/nowait-bench
-	$(Q)$(B)/nowait-bench all
+	$(Q)mkdir -p $(B)/bench
+	$(Q){ $(B)/nowait-bench all --json; echo $$? > $(B)/bench/status; } | \
+	    tee $(B)/bench/bench.jsonl
+	$(Q)tools/bench-plot $(B)/bench/bench.jsonl $(B)/bench/bench.svg
+	$(Q)exit $$(cat $(B)/bench/status)
 
 # liburing's test suites (2.3 of Debian 12, 2.15 of sid) and fio from Debian
 # source packages, run on nowait and on the kernel (tools/conformance.sh;
