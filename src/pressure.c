@@ -8,13 +8,19 @@
  *
  * The answer comes from the kernel's pressure stall information: the
  * "some" line of /proc/pressure/cpu counts, in microseconds, the time at
- * least one runnable task waited for a CPU. Its growth over the last
- * interval, divided by the interval, is the share of time the CPUs were
- * oversubscribed. It is sampled by whichever thread of the process asks
- * first after NW_PRESSURE_INTERVAL_NS (one open/pread/close, shared by all
- * threads); everyone else reads the cached verdict. Without PSI (kernels
- * built without it, psi=0) the runnable count of /proc/loadavg stands in:
- * busy when more tasks are runnable than there are CPUs.
+ * least one runnable task waited for a CPU (monotonic, and brought up to
+ * date by the read itself). Its growth over the last interval, divided by
+ * the interval, is the share of time the CPUs were oversubscribed. It is
+ * sampled by whichever thread of the process asks first after
+ * NW_PRESSURE_INTERVAL_NS (one open/pread/close, shared by all threads);
+ * everyone else reads the cached verdict. A window over the threshold
+ * makes the verdict "busy" at once; it goes back to "free" when the
+ * windows' moving figure, which falls with a time constant of
+ * NW_PRESSURE_DECAY_NS, drops under it: about 150 ms after the load ends.
+ * (The kernel's avg10 would keep it busy for 10-20 s after a burst.)
+ * Without PSI (kernels built without it, psi=0) the runnable count of
+ * /proc/loadavg stands in: busy when more tasks are runnable than there
+ * are CPUs.
  *
  * Until two samples exist the verdict is "busy": a policy starts by not
  * spinning and only spins once it knows the CPUs are free.
@@ -41,6 +47,9 @@
 #ifndef NW_PRESSURE_BUSY_PERMILLE
 #define NW_PRESSURE_BUSY_PERMILLE 200 /* stalled 20% of the time */
 #endif
+#ifndef NW_PRESSURE_DECAY_NS
+#define NW_PRESSURE_DECAY_NS 80000000ULL /* 80 ms: idle again in ~150 ms */
+#endif
 
 enum { SRC_UNKNOWN, SRC_PSI, SRC_LOADAVG };
 
@@ -48,7 +57,7 @@ struct nw_pressure {
 	uint64_t sampled_ns; /* when the last sample was taken */
 	uint64_t sampling;   /* 0, or when the sampler in charge started */
 	uint64_t stall_us;   /* PSI "some" total at the last sample */
-	long stall_ewma;     /* stalled permille, moving average */
+	long stall_ewma;     /* stalled permille: up at once, down slowly */
 	int source;	     /* SRC_*, decided by the first sample */
 	bool busy;	     /* the verdict everyone reads */
 };
@@ -72,42 +81,18 @@ static ssize_t read_proc(const char *path, char *buf, size_t len)
 	return n;
 }
 
-/* "12.34" -> 1234 (hundredths), without the locale machinery of strtod. */
-static long hundredths(const char *p)
-{
-	long v = 0;
-	int frac = -1;
-
-	for (; (*p >= '0' && *p <= '9') || (*p == '.' && frac < 0); p++) {
-		if (*p == '.') {
-			frac = 0;
-			continue;
-		}
-		if (frac >= 2)
-			break;
-		v = v * 10 + (*p - '0');
-		if (frac >= 0)
-			frac++;
-	}
-	for (frac = frac < 0 ? 0 : frac; frac < 2; frac++)
-		v *= 10;
-	return v;
-}
-
 /*
- * The "some" line of /proc/pressure/cpu: its total= (microseconds, or -1)
- * and its avg10= in hundredths of a percent.
+ * The "some" line of /proc/pressure/cpu: its total= in microseconds (the
+ * kernel brings it up to date when the file is read), or -1.
  */
-static long long psi_some(long *avg10)
+static long long psi_some_total(void)
 {
-	char buf[256], *p, *a;
+	char buf[256], *p;
 	long long total = 0;
 
 	if (read_proc("/proc/pressure/cpu", buf, sizeof(buf)) < 0)
 		return -1;
 	p = strstr(buf, "some");
-	a = p ? strstr(p, "avg10=") : NULL;
-	*avg10 = a ? hundredths(a + 6) : 0;
 	p = p ? strstr(p, "total=") : NULL;
 	if (!p)
 		return -1;
@@ -130,34 +115,46 @@ static int loadavg_excess(void)
 	return p ? atoi(p) - (n > 0 ? (int)n : 1) : 0;
 }
 
+/*
+ * Fold one window's stalled permille into the moving figure: up at once
+ * (a machine that just got busy stops spinning in its first window), down
+ * with a time constant of NW_PRESSURE_DECAY_NS, weighted by the window's
+ * length (a long window, when nobody asked for a while, says more).
+ */
+static void fold(uint64_t pm, uint64_t window_ns)
+{
+	long v = (long)(pm > 1000 ? 1000 : pm);
+	uint64_t w = window_ns >= NW_PRESSURE_DECAY_NS
+			     ? 1024
+			     : window_ns * 1024 / NW_PRESSURE_DECAY_NS;
+
+	if (v >= ps->stall_ewma)
+		ps->stall_ewma = v;
+	else
+		ps->stall_ewma -=
+			(long)((uint64_t)(ps->stall_ewma - v) * w / 1024);
+}
+
 /* One sample; the caller is the sampler in charge. */
 static void sample(uint64_t now, uint64_t last)
 {
 	long long total = -1;
 	bool verdict = true;
-	long avg10 = 0;
 
 	if (ps->source != SRC_LOADAVG)
-		total = psi_some(&avg10);
+		total = psi_some_total();
 	if (total >= 0) {
 		/*
-		 * The first PSI sample only sets the base. The kernel folds
-		 * per-CPU stall time into the total in lumps, so one 20 ms
-		 * window says little: a moving average of the windows (about
-		 * four of them) decides, and the kernel's own 10 s average
-		 * keeps a machine that has been busy from looking idle in a
-		 * lull.
+		 * The first PSI sample only sets the base. After that, the
+		 * share of the window during which some task waited for a
+		 * CPU: the counter is in microseconds, the clock in ns.
 		 */
 		if (ps->source == SRC_PSI && now > last) {
 			uint64_t stalled =
 				((uint64_t)total - ps->stall_us) * 1000;
-			uint64_t pm = stalled * 1000 / (now - last);
 
-			ps->stall_ewma += ((long)(pm > 10000 ? 10000 : pm) -
-					   ps->stall_ewma) /
-					  4;
-			verdict = ps->stall_ewma > NW_PRESSURE_BUSY_PERMILLE ||
-				  avg10 > NW_PRESSURE_BUSY_PERMILLE * 10;
+			fold(stalled * 1000 / (now - last), now - last);
+			verdict = ps->stall_ewma > NW_PRESSURE_BUSY_PERMILLE;
 		}
 		ps->stall_us = (uint64_t)total;
 		ps->source = SRC_PSI;
