@@ -1,111 +1,233 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Per-fd state of a ring, by fd number: a table that grows to the highest
- * fd the ring has used, with what was learnt of each fd (kind, SO_TYPE)
- * and poll.c's readiness counters and parked list. Learning an fd's kind
- * costs a system call (fstat, getsockopt), so it is done once per fd and
+ * Per-fd state of a ring, by fd number: a two-level table (a directory
+ * of leaves of NW_PFD_LEAF entries, made as fds are used) with what was
+ * learnt of each fd (kind, SO_TYPE) and poll.c's readiness counters and
+ * parked list. A pfd is made only for an fd that is open (fcntl F_GETFD,
+ * once per number): a bad fd gets -EBADF and costs nothing, as in the
+ * kernel, and a high one costs one leaf. Learning an fd's kind costs a
+ * system call (fstat, getsockopt), so it is done once per fd and
  * forgotten when the number is known to name another file (close, a
  * watch that epoll says is new, a direct-descriptor install).
  *
- * Process-wide, a bitmap says which fd numbers some ring has state for (a
- * watch, a kind), so that the close of an fd the engine never saw costs
- * one load (nw_fd_seen_take, from the close hooks).
+ * Process-wide, each fd number some ring has state for (a watch, a kind)
+ * has an owner record: the rings that have it. The close hooks take the
+ * record (nw_fd_owners_take) and visit those rings only, so a close costs
+ * one load for an fd no ring knows and O(rings that know it) otherwise,
+ * not O(rings of the process). The records are under owners_lock, a
+ * leaf, taken under a ring's poll_lock; a bitmap of the low fd numbers
+ * (and a count of the high ones) makes the unknown fd's close lock-free.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include "fdcache.h"
 
 #define NW_FD_SEEN_MAX 65536
 #define NW_LONG_BITS   (8 * sizeof(long))
+#define NW_PFD_SHIFT   6 /* a ring's leaf: 64 fds, 512 bytes */
+#define NW_PFD_LEAF    (1U << NW_PFD_SHIFT)
+#define NW_OWN_SHIFT   8 /* an owner leaf: 256 fds */
+#define NW_OWN_LEAF    (1U << NW_OWN_SHIFT)
 
+struct nw_fd_owner {
+	struct nw_ring **rings;
+	unsigned int nr, cap;
+};
+
+static pthread_mutex_t owners_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct nw_fd_owner **own_dir; /* by fd >> NW_OWN_SHIFT */
+static unsigned int nr_own_dir;
+static bool owners_lost; /* a record could not be kept: visit every ring */
+/* Low fds with a record (the close's lock-free look), high ones counted. */
 static unsigned long seen_bits[NW_FD_SEEN_MAX / NW_LONG_BITS];
-static bool seen_big; /* some fd >= NW_FD_SEEN_MAX had state: never reset */
+static unsigned int nr_big;
+static unsigned long close_visits;
 
-void nw_fd_seen(int fd)
+/* Grow a directory of pointers to cover index i: false without memory. */
+static bool dir_grow(void ***dir, unsigned int *nr, unsigned int i)
 {
-	unsigned long bit = 1UL << ((unsigned int)fd % NW_LONG_BITS);
-	unsigned long *w = &seen_bits[(unsigned int)fd / NW_LONG_BITS];
+	unsigned int n = *nr ? *nr : 1;
+	void **tab;
 
-	if (fd < 0)
-		return;
-	if (fd >= NW_FD_SEEN_MAX) {
-		__atomic_store_n(&seen_big, true, __ATOMIC_RELAXED);
-		return;
-	}
-	if (!(__atomic_load_n(w, __ATOMIC_RELAXED) & bit))
-		__atomic_fetch_or(w, bit, __ATOMIC_RELAXED);
-}
-
-bool nw_fd_seen_take(int fd)
-{
-	unsigned long bit = 1UL << ((unsigned int)fd % NW_LONG_BITS);
-	unsigned long *w = &seen_bits[(unsigned int)fd / NW_LONG_BITS];
-
-	if (fd < 0)
+	while (n <= i)
+		n *= 2;
+	tab = realloc(*dir, n * sizeof(*tab));
+	if (!tab)
 		return false;
-	if (fd >= NW_FD_SEEN_MAX)
-		return __atomic_load_n(&seen_big, __ATOMIC_RELAXED);
-	if (likely(!(__atomic_load_n(w, __ATOMIC_RELAXED) & bit)))
-		return false;
-	__atomic_fetch_and(w, ~bit, __ATOMIC_RELAXED);
+	memset(tab + *nr, 0, (n - *nr) * sizeof(*tab));
+	*dir = tab;
+	*nr = n;
 	return true;
 }
 
-bool nw_fd_seen_any(int first, int last)
+/* fd's owner record, made when create. Under owners_lock. */
+static struct nw_fd_owner *owner_slot(int fd, bool create)
 {
-	int fd;
+	unsigned int hi = (unsigned int)fd >> NW_OWN_SHIFT;
 
-	if (last >= NW_FD_SEEN_MAX &&
-	    __atomic_load_n(&seen_big, __ATOMIC_RELAXED))
-		return true;
-	if (last >= NW_FD_SEEN_MAX)
-		last = NW_FD_SEEN_MAX - 1;
-	for (fd = first < 0 ? 0 : first; fd <= last; fd++) {
-		unsigned long w = __atomic_load_n(
-			&seen_bits[(unsigned int)fd / NW_LONG_BITS],
-			__ATOMIC_RELAXED);
+	if (hi >= nr_own_dir &&
+	    (!create || !dir_grow((void ***)&own_dir, &nr_own_dir, hi)))
+		return NULL;
+	if (!own_dir[hi] && create)
+		own_dir[hi] = calloc(NW_OWN_LEAF, sizeof(struct nw_fd_owner));
+	if (!own_dir[hi])
+		return NULL;
+	return &own_dir[hi][(unsigned int)fd & (NW_OWN_LEAF - 1)];
+}
 
-		if (!w && fd % NW_LONG_BITS == 0) {
-			fd += NW_LONG_BITS - 1; /* a whole empty word */
-			continue;
-		}
-		if (w & (1UL << ((unsigned int)fd % NW_LONG_BITS)))
-			return true;
+static bool owner_push(struct nw_fd_owner *o, struct nw_ring *ring)
+{
+	if (o->nr == o->cap) {
+		unsigned int cap = o->cap ? o->cap * 2 : 2;
+		struct nw_ring **r = realloc(o->rings, cap * sizeof(*r));
+
+		if (!r)
+			return false;
+		o->rings = r;
+		o->cap = cap;
 	}
-	return false;
+	o->rings[o->nr++] = ring;
+	return true;
+}
+
+/* Note whether fd has a record, for the lock-free look. Under owners_lock. */
+static void owner_mark(int fd, bool on)
+{
+	unsigned long bit = 1UL << ((unsigned int)fd % NW_LONG_BITS);
+	unsigned long *w = &seen_bits[(unsigned int)fd / NW_LONG_BITS];
+
+	if (fd >= NW_FD_SEEN_MAX)
+		__atomic_add_fetch(&nr_big, on ? 1U : -1U, __ATOMIC_RELAXED);
+	else if (on)
+		__atomic_fetch_or(w, bit, __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_and(w, ~bit, __ATOMIC_RELAXED);
+}
+
+void nw_fd_seen(struct nw_ring *ring, struct nw_pollfd *pfd)
+{
+	struct nw_fd_owner *o;
+
+	if (pfd->owned || pfd->fd < 0)
+		return;
+	pfd->owned = true;
+	pthread_mutex_lock(&owners_lock);
+	o = owner_slot(pfd->fd, true);
+	if (o && owner_push(o, ring)) {
+		if (o->nr == 1)
+			owner_mark(pfd->fd, true);
+	} else {
+		__atomic_store_n(&owners_lost, true, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&owners_lock);
+}
+
+static bool fd_maybe_owned(int fd)
+{
+	if (fd >= NW_FD_SEEN_MAX)
+		return __atomic_load_n(&nr_big, __ATOMIC_RELAXED) != 0;
+	return __atomic_load_n(&seen_bits[(unsigned int)fd / NW_LONG_BITS],
+			       __ATOMIC_RELAXED) &
+	       (1UL << ((unsigned int)fd % NW_LONG_BITS));
+}
+
+int nw_fd_owners_take(int fd, struct nw_ring ***rings)
+{
+	struct nw_fd_owner *o;
+	int nr = 0;
+
+	if (fd < 0)
+		return 0;
+	if (unlikely(__atomic_load_n(&owners_lost, __ATOMIC_RELAXED)))
+		return -1;
+	if (likely(!fd_maybe_owned(fd)))
+		return 0;
+	pthread_mutex_lock(&owners_lock);
+	o = owner_slot(fd, false);
+	if (o && o->nr) {
+		*rings = o->rings;
+		nr = (int)o->nr;
+		o->rings = NULL;
+		o->nr = o->cap = 0;
+		owner_mark(fd, false);
+	}
+	pthread_mutex_unlock(&owners_lock);
+	return nr;
+}
+
+int nw_fd_owned_next(int fd)
+{
+	unsigned int i, end;
+	int found = -1;
+
+	if (fd < 0)
+		fd = 0;
+	pthread_mutex_lock(&owners_lock);
+	end = nr_own_dir << NW_OWN_SHIFT;
+	for (i = (unsigned int)fd; i < end && found < 0; i++) {
+		struct nw_fd_owner *leaf = own_dir[i >> NW_OWN_SHIFT];
+
+		if (!leaf) /* a whole missing leaf */
+			i |= NW_OWN_LEAF - 1;
+		else if (leaf[i & (NW_OWN_LEAF - 1)].nr)
+			found = (int)i;
+	}
+	pthread_mutex_unlock(&owners_lock);
+	return found;
+}
+
+unsigned long nw_fd_close_visits(void)
+{
+	return __atomic_load_n(&close_visits, __ATOMIC_RELAXED);
+}
+
+void nw_fd_close_visit(void)
+{
+	__atomic_add_fetch(&close_visits, 1, __ATOMIC_RELAXED);
+}
+
+/* A new pfd for fd, if the fd is open. Under poll_lock. */
+static struct nw_pollfd *pfd_make(struct nw_ring *ring, int fd)
+{
+	unsigned int hi = (unsigned int)fd >> NW_PFD_SHIFT;
+	struct nw_pollfd *pfd;
+
+	if (fcntl(fd, F_GETFD) < 0) {
+		errno = EBADF;
+		return NULL;
+	}
+	errno = ENOMEM;
+	if (hi >= ring->nr_pfd_dir &&
+	    !dir_grow((void ***)&ring->pfd_dir, &ring->nr_pfd_dir, hi))
+		return NULL;
+	if (!ring->pfd_dir[hi])
+		ring->pfd_dir[hi] = calloc(NW_PFD_LEAF, sizeof(pfd));
+	if (!ring->pfd_dir[hi])
+		return NULL;
+	pfd = calloc(1, sizeof(*pfd));
+	if (!pfd)
+		return NULL;
+	pfd->fd = fd;
+	nw_list_init(&pfd->parked);
+	ring->pfd_dir[hi][(unsigned int)fd & (NW_PFD_LEAF - 1)] = pfd;
+	return pfd;
 }
 
 struct nw_pollfd *nw_fdcache_get(struct nw_ring *ring, int fd, bool create)
 {
-	struct nw_pollfd *pfd;
+	unsigned int hi = (unsigned int)fd >> NW_PFD_SHIFT;
+	struct nw_pollfd *pfd = NULL;
 
-	if (fd < 0)
+	if (fd < 0) {
+		errno = EBADF;
 		return NULL;
-	if ((unsigned int)fd >= ring->nr_pollfds) {
-		unsigned int nr = ring->nr_pollfds ? ring->nr_pollfds : 64;
-		struct nw_pollfd **tab;
-
-		if (!create)
-			return NULL;
-		while (nr <= (unsigned int)fd)
-			nr *= 2;
-		tab = realloc(ring->pollfds, nr * sizeof(*tab));
-		if (!tab)
-			return NULL;
-		memset(tab + ring->nr_pollfds, 0,
-		       (nr - ring->nr_pollfds) * sizeof(*tab));
-		ring->pollfds = tab;
-		ring->nr_pollfds = nr;
 	}
-	pfd = ring->pollfds[fd];
-	if (!pfd && create) {
-		pfd = calloc(1, sizeof(*pfd));
-		if (!pfd)
-			return NULL;
-		pfd->fd = fd;
-		nw_list_init(&pfd->parked);
-		ring->pollfds[fd] = pfd;
-	}
+	if (likely(hi < ring->nr_pfd_dir && ring->pfd_dir[hi]))
+		pfd = ring->pfd_dir[hi][(unsigned int)fd & (NW_PFD_LEAF - 1)];
+	if (!pfd && create)
+		pfd = pfd_make(ring, fd);
 	return pfd;
 }
 
@@ -141,7 +263,7 @@ void nw_fd_set_kind(struct nw_ring *ring, int fd, int kind)
 		if (kind == NW_FD_UNKNOWN)
 			pfd->sock_type = 0;
 		else
-			nw_fd_seen(fd);
+			nw_fd_seen(ring, pfd);
 	}
 	pthread_mutex_unlock(&ring->poll_lock);
 }
@@ -166,7 +288,7 @@ void nw_fd_set_sock_type(struct nw_ring *ring, int fd, int type)
 	pfd = nw_fdcache_get(ring, fd, true);
 	if (pfd) {
 		pfd->sock_type = (signed char)type;
-		nw_fd_seen(fd);
+		nw_fd_seen(ring, pfd);
 	}
 	pthread_mutex_unlock(&ring->poll_lock);
 }

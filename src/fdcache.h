@@ -21,6 +21,7 @@ struct nw_pollfd {
 	struct nw_io io; /* its watch in the ring's loop (poll.c) */
 	int fd;
 	bool watched;		/* in the epoll set, as far as we know */
+	bool owned;		/* the ring is on the fd's owner record */
 	unsigned char kind;	/* enum nw_fd_kind, 0 until learnt */
 	signed char sock_type;	/* SO_TYPE of a socket, 0 until learnt */
 	bool in_idle, out_idle; /* known not ready at *_idle_seq */
@@ -36,7 +37,10 @@ struct nw_pollfd {
 	int watch_fd;
 };
 
-/* The state of fd, made on first use when create. Under poll_lock. */
+/*
+ * The state of fd, made on first use when create, once fcntl says the fd
+ * is open. NULL with errno EBADF (not open) or ENOMEM. Under poll_lock.
+ */
 struct nw_pollfd *nw_fdcache_get(struct nw_ring *ring, int fd, bool create);
 /* The fd number now names another file: forget what was learnt of it. */
 void nw_fdcache_reset(struct nw_pollfd *pfd);
@@ -52,11 +56,27 @@ void nw_fd_set_sock_type(struct nw_ring *ring, int fd, int type);
  */
 void nw_fd_forget(struct nw_ring *ring, int fd);
 
-/* Some ring has (or had) state for fd: the close hooks must look (any lock). */
-void nw_fd_seen(int fd);
-/* Was fd seen? Clears the mark: the caller resets every ring's state. */
-bool nw_fd_seen_take(int fd);
-/* Was any fd of [first, last] seen? Does not clear. */
-bool nw_fd_seen_any(int first, int last);
+/*
+ * The fd's owner record: the rings that have state for an fd number, so
+ * that its close visits those rings only. nw_fd_seen puts pfd's ring on
+ * its fd's record (under that ring's poll_lock; a leaf lock inside).
+ */
+void nw_fd_seen(struct nw_ring *ring, struct nw_pollfd *pfd);
+/* The ring's state for fd is reset: it may be recorded again. poll_lock. */
+static inline void nw_fd_unseen(struct nw_pollfd *pfd)
+{
+	pfd->owned = false;
+}
+/*
+ * The fd is closing: take its owner record. Returns how many rings were on
+ * it (0 costs one load), in *rings (free() it), or -1 when a record could
+ * not be kept (no memory): then every ring must be visited.
+ */
+int nw_fd_owners_take(int fd, struct nw_ring ***rings);
+/* The next fd >= fd with an owner record, or -1 (for close_range). */
+int nw_fd_owned_next(int fd);
+/* Rings visited by the close hooks so far (for tests: a close's cost). */
+unsigned long nw_fd_close_visits(void);
+void nw_fd_close_visit(void);
 
 #endif

@@ -261,8 +261,8 @@ struct nw_ring {
 	/* Readiness (poll.c). Lock order: submit_lock before poll_lock. */
 	pthread_mutex_t poll_lock;
 	struct nw_loop loop;
-	struct nw_pollfd **pollfds; /* by fd number */
-	unsigned int nr_pollfds;
+	struct nw_pollfd ***pfd_dir; /* by fd number, two levels (fdcache.c) */
+	unsigned int nr_pfd_dir;
 	struct nw_list busy_pfds; /* pollfds with parked requests */
 #define NW_POLL_HASH 64
 	struct nw_list

@@ -159,7 +159,8 @@ static int pollfd_watch(struct nw_ring *ring, struct nw_pollfd *pfd)
 	if (r == 0 && pfd->watched)
 		nw_fdcache_reset(pfd);
 	pfd->watched = true;
-	nw_fd_seen(pfd->fd); /* its close must reach us (nw_poll_fd_closing) */
+	nw_fd_seen(ring,
+		   pfd); /* its close must reach us (nw_poll_fd_closing) */
 	return 0;
 }
 
@@ -446,8 +447,12 @@ static void ring_fd_closing(struct nw_ring *ring, int fd)
 {
 	struct nw_pollfd *pfd;
 
+	nw_fd_close_visit();
 	pthread_mutex_lock(&ring->poll_lock);
 	pfd = nw_fdcache_get(ring, fd, false);
+	if (pfd)
+		nw_fd_unseen(
+			pfd); /* off the record: the next watch re-records */
 	if (pfd && !pfd->target) {
 		if (!nw_list_empty(&pfd->parked) && nw_loop_ready(&ring->loop))
 			pollfd_move(ring, pfd);
@@ -457,35 +462,58 @@ static void ring_fd_closing(struct nw_ring *ring, int fd)
 	pthread_mutex_unlock(&ring->poll_lock);
 }
 
+/*
+ * The rings on the fd's owner record (fdcache.c), not every ring of the
+ * process: pipe-bug's 10,000 rings made and let go in turn made each
+ * IORING_OP_CLOSE a walk of all that ever lived.
+ */
 void nw_poll_fd_closing(int fd)
 {
-	struct nw_ring *ring = NULL;
+	struct nw_ring *ring = NULL, **rings = NULL;
+	int i, nr = nw_fd_owners_take(fd, &rings);
 
-	if (likely(!nw_fd_seen_take(fd)))
+	if (likely(nr == 0))
 		return;
-	while ((ring = nw_ring_next(ring)))
-		ring_fd_closing(ring, fd);
+	if (nr < 0) { /* a record was lost to ENOMEM: all of them */
+		while ((ring = nw_ring_next(ring)))
+			ring_fd_closing(ring, fd);
+		return;
+	}
+	for (i = 0; i < nr; i++)
+		ring_fd_closing(rings[i], fd);
+	free(rings);
 }
 
+/*
+ * The fds of the range that have a record, listed before any is visited:
+ * a visit may dup a file into the range (pollfd_move), and that dup is
+ * not the program's to close.
+ */
 void nw_poll_fd_range_closing(unsigned int first, unsigned int last)
 {
-	struct nw_ring *ring = NULL;
+	int fd = (int)first, *fds = NULL, *tmp;
+	size_t nr = 0, cap = 0, i;
 
 	if (first > (unsigned int)INT_MAX)
 		return;
 	if (last > (unsigned int)INT_MAX)
 		last = INT_MAX;
-	if (!nw_fd_seen_any((int)first, (int)last))
-		return;
-	while ((ring = nw_ring_next(ring))) {
-		unsigned int fd, nr;
-
-		pthread_mutex_lock(&ring->poll_lock);
-		nr = ring->nr_pollfds; /* the table's end: no state past it */
-		pthread_mutex_unlock(&ring->poll_lock);
-		for (fd = first; fd < nr && fd <= last; fd++)
-			ring_fd_closing(ring, (int)fd);
+	while ((fd = nw_fd_owned_next(fd)) >= 0 && (unsigned int)fd <= last) {
+		if (nr == cap) {
+			cap = cap ? cap * 2 : 16;
+			tmp = realloc(fds, cap * sizeof(*fds));
+			if (!tmp)
+				break; /* the rest is left to nw_poll_verify */
+			fds = tmp;
+		}
+		fds[nr++] = fd;
+		if (fd == INT_MAX)
+			break;
+		fd++;
 	}
+	for (i = 0; i < nr; i++)
+		nw_poll_fd_closing(fds[i]);
+	free(fds);
 }
 
 bool nw_poll_verify_due(struct nw_ring *ring)
@@ -716,8 +744,10 @@ int nw_poll_arm_mshot(struct nw_req *req, unsigned int mask)
 	if (nw_loop_ensure(&ring->loop))
 		goto out;
 	pfd = nw_fdcache_get(ring, req->fd, true);
-	if (!pfd)
+	if (!pfd) {
+		ret = -errno; /* -EBADF: not open */
 		goto out;
+	}
 	ret = pollfd_watch(ring, pfd);
 	if (ret)
 		goto out;
