@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 #include "internal.h"
+#include <sys/resource.h>
 #include "iowq.h"
 
 #define NW_IDLE_SEC    5
@@ -67,6 +68,27 @@ static void pools_init(void)
 		   4 * (unsigned int)(cpus > 0 ? cpus : 1));
 	pool_reset(&pools[NW_WQ_UNBOUND], NW_UNBOUND_MAX);
 	pthread_atfork(NULL, NULL, pools_after_fork);
+}
+
+void nw_iowq_max_workers(unsigned int count[NW_WQ_NR])
+{
+	struct rlimit rl;
+	unsigned int prev = 0;
+
+	pthread_once(&pools_once, pools_init);
+	for (int i = 0; i < NW_WQ_NR; i++) {
+		struct nw_pool *p = &pools[i];
+
+		if (!getrlimit(RLIMIT_NPROC, &rl) && rl.rlim_cur < count[i])
+			count[i] = (unsigned int)rl.rlim_cur;
+		pthread_mutex_lock(&p->lock);
+		if (p->max_workers > prev)
+			prev = p->max_workers;
+		if (count[i])
+			p->max_workers = count[i];
+		pthread_mutex_unlock(&p->lock);
+		count[i] = prev;
+	}
 }
 
 /* Wait for work; NULL when idle too long (the worker then exits). */

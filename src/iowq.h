@@ -30,6 +30,14 @@ struct nw_work {
 int nw_iowq_enqueue(struct nw_work *work, enum nw_wq_class cls);
 
 /*
+ * IORING_REGISTER_IOWQ_MAX_WORKERS on the pool: a non-zero count[cls]
+ * becomes that class's limit (clamped to RLIMIT_NPROC, as io_wq_max_workers
+ * does); count[] gets the limits as they were, with the kernel's running
+ * maximum (the unbounded value is never below the bounded one).
+ */
+void nw_iowq_max_workers(unsigned int count[NW_WQ_NR]);
+
+/*
  * Called by a work function before it hands its object back (after this
  * the pool no longer knows the work, so cancel cannot find it running).
  */

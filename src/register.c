@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,6 +21,7 @@
 #include "sqpoll.h"
 #include "kbuf.h"
 #include "tctx.h"
+#include "iowq.h"
 
 #define NW_PROBE_MAX_OPS 256
 
@@ -144,6 +146,29 @@ static int reg_enable_rings(struct nw_ring *ring, void *arg,
 	return 0;
 }
 
+/*
+ * IORING_REGISTER_IOWQ_MAX_WORKERS (io_register_iowq_max_workers): two
+ * u32 counts, bounded then unbounded, 0 keeping a limit; the old limits
+ * are written back. The kernel's io-wq is per task, the engine's pool per
+ * process: the limits apply to the process's workers.
+ */
+static int reg_iowq_max_workers(struct nw_ring *ring, void *arg,
+				unsigned int nr_args)
+{
+	unsigned int count[NW_WQ_NR];
+
+	(void)ring;
+	if (!arg || nr_args != 2)
+		return -EINVAL;
+	if (nw_copy_from_user(count, arg, sizeof(count)))
+		return -EFAULT;
+	for (int i = 0; i < NW_WQ_NR; i++)
+		if (count[i] > INT_MAX)
+			return -EINVAL;
+	nw_iowq_max_workers(count);
+	return nw_copy_to_user(arg, count, sizeof(count)) ? -EFAULT : 0;
+}
+
 /* clang-format off */
 static const struct nw_regdef nw_regdefs[IORING_REGISTER_LAST] = {
 	[IORING_REGISTER_BUFFERS]	= { "BUFFERS", nw_rsrc_register_buffers },
@@ -176,6 +201,8 @@ static const struct nw_regdef nw_regdefs[IORING_REGISTER_LAST] = {
 					     nw_rsrc_update_buffers },
 	[IORING_REGISTER_FILE_ALLOC_RANGE] = { "FILE_ALLOC_RANGE",
 					       nw_rsrc_file_alloc_range },
+	[IORING_REGISTER_IOWQ_MAX_WORKERS] = { "IOWQ_MAX_WORKERS",
+					       reg_iowq_max_workers },
 };
 /* clang-format on */
 

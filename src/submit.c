@@ -536,8 +536,11 @@ static const struct io_uring_sqe *next_sqe(struct nw_ring *ring)
 }
 
 /*
- * The end of a batch: what it left open or parked goes on, its CQEs are
- * published, and the SQ head tells the program its slots are free.
+ * The end of a batch: what it left open or parked goes on, the SQ head
+ * tells the program its slots are free, and its CQEs are published. The
+ * head goes first: an SQPOLL program that reaps a CQE reuses the slot at
+ * once (liburing's get_sqe reads the head), so a CQE seen before the head
+ * moved made the SQ look full (reg-fd-only's SQPOLL NOPs, a NULL SQE).
  */
 static void submit_end(struct nw_ring *ring, unsigned int parks_before)
 {
@@ -559,9 +562,9 @@ static void submit_end(struct nw_ring *ring, unsigned int parks_before)
 
 		nw_reactor_run(ring, &zero, NULL, NW_RUN_SUBMIT);
 	}
+	store_release(ring->sq_head, ring->cached_sq_head);
 	nw_cq_flush_batch(ring);
 	start_drivers(ring);
-	store_release(ring->sq_head, ring->cached_sq_head);
 }
 
 int nw_submit_sqes(struct nw_ring *ring, unsigned int nr)
