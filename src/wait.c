@@ -131,6 +131,30 @@ static void run_task_work(struct nw_ring *ring)
 	}
 }
 
+/*
+ * A DEFER_TASKRUN ring's look at readiness at every GETEVENTS, before its
+ * task work runs: the kernel's poll wake-up queues the task work when the
+ * fd becomes ready, and the next enter runs it, even if the program has
+ * read the data since. Here readiness is known only from a harvest, and
+ * an edge-triggered event whose data went before the harvest is dropped
+ * by epoll: so look (a zero timeout, as the driver) while something is
+ * parked. liburing 2.15's multicqes_drain (write, get_events, read) hung.
+ */
+static void defer_look(struct nw_ring *ring)
+{
+	static const struct timespec zero;
+
+	if (!ring->lockless_cq ||
+	    !__atomic_load_n(&ring->nr_parked, __ATOMIC_RELAXED) ||
+	    !nw_loop_ready(&ring->loop) ||
+	    __atomic_exchange_n(&ring->driver, 1, __ATOMIC_ACQUIRE))
+		return;
+	nw_reactor_drive_begin(ring);
+	nw_reactor_run(ring, &zero, NULL, NW_RUN_DRIVER);
+	nw_reactor_drive_end(ring);
+	__atomic_store_n(&ring->driver, 0, __ATOMIC_RELEASE);
+}
+
 /* True once the CQ tail reached target (wrap-safe). */
 static __thread unsigned int wait_tmo_seq; /* timeouts fired at wait start */
 
@@ -377,6 +401,7 @@ int nw_wait(struct nw_ring *ring, unsigned int min_complete, unsigned int flags,
 		return ret;
 	if (min_complete > ring->cq_entries)
 		min_complete = ring->cq_entries;
+	defer_look(ring);
 	run_task_work(ring);
 	if (nw_cq_ready(ring) >= min_complete)
 		return 0;
