@@ -8,6 +8,7 @@
 #   make check      the suite under AddressSanitizer + UBSan
 #   make tsan       the suite under ThreadSanitizer
 #   make layers     check the engine's layering rules (tools/layers.sh)
+#   make apps       real Debian programs on nowait and on the kernel (CI)
 #   make fresh-check  `make test` in a bare Debian 12 chroot (root; CI)
 
 B        ?= build
@@ -85,7 +86,7 @@ ifneq ($(OPT_NOW),$(shell cat $(OPT_STAMP) 2>/dev/null))
 $(shell mkdir -p $(B) && echo '$(OPT_NOW)' > $(OPT_STAMP))
 endif
 
-.PHONY: all lib test check tsan bench install uninstall install-check deb format format-check clean deps-test deps-bench conformance layers fresh-check
+.PHONY: all lib test check tsan bench install uninstall install-check deb format format-check clean deps-test deps-bench conformance apps layers fresh-check
 TOOLS      := $(B)/nowait-run $(B)/nowait-eperm
 
 all: lib $(B)/nowait-bench $(TEST_PROGS) $(B)/libnowait-preload.so $(TOOLS)
@@ -178,6 +179,14 @@ bench: deps-bench
 conformance: deps-test
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)B=$(B) tools/conformance.sh
+
+# Real programs from Debian 12 (qemu-io, MariaDB, runc+fio, Node.js, mpd),
+# each on the kernel and on nowait under an EPERM profile, compared
+# (tools/apps.sh; works in $(B)/apps; APPS=case... runs some).
+apps:
+	$(Q)tools/install-deps apps || echo "apps: some packages could not be installed"
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)B=$(B) APPS="$(APPS)" tools/apps.sh
 
 # The README's `make test` on a bare Debian 12 (debootstrap minbase in a
 # chroot, as root): it must install what it needs and pass
