@@ -19,6 +19,21 @@
 #              server on a private socket (no TCP), 100k rows, clean
 #              restart, more rows, kill -9, crash recovery; CHECKSUM TABLE
 #              and counts after each step equal to the kernel run
+#   runc-fio   runc in a minimal Debian rootfs (debootstrap minbase, cached)
+#              with podman's default seccomp profile (golang-github-
+#              containers-common's seccomp.json: io_uring gets ENOSYS); fio's
+#              io_uring engine must fail alone and pass (verify=crc32c) under
+#              nowait-run --auto, the build bind-mounted read-only
+#   node       Node.js 20 (libuv >= 1.45, UV_USE_IO_URING=1): file opens,
+#              writes, stats and reads through fs.promises; same digest on
+#              both, and NOWAIT_STATS must show the requests on nowait's
+#              rings (libuv silently uses its thread pool when a ring does
+#              not suit it). Debian 12's own nodejs is 18.x on libuv 1.44,
+#              which has no io_uring: the case skips (FAIL in strict mode)
+#              when `node` is older than 20
+#   mpd        mpd 0.23 updates a database of generated WAV files and plays
+#              one to a pipe output; the bytes written to the pipe must equal
+#              the file's samples, on both
 #
 # Every server or daemon is started by this script and stopped by its pid;
 # every program runs under a time-out. Each case prints one line:
@@ -47,7 +62,7 @@ W=$B/apps
 KNOWN=${APPS_KNOWN:-$TOP/test/apps-known-differences.txt}
 TMO=${APPS_TIMEOUT:-120}
 STRICT=${APPS_STRICT:-0}
-ALL="qemu-raw qemu-qcow2 qemu-idle mariadb"
+ALL="qemu-raw qemu-qcow2 qemu-idle mariadb runc-fio node mpd"
 CASES=${APPS:-$ALL}
 NW=("$B/nowait-eperm" "$B/nowait-run" --auto)
 NP=0 NF=0 NS=0 NX=0
@@ -329,6 +344,290 @@ case_mariadb() {
 	fi
 }
 
+# --- runc + fio --------------------------------------------------------------
+
+# rootfs DIR: a debootstrap'd minbase bookworm in DIR, kept there across runs
+# (DIR/.complete); its tarball is cached in APPS_CACHE (make fresh-check's
+# one, the same minbase, is taken when it is there).
+rootfs() {
+	local r=$1 cache tar url
+	[ -f "$r/.complete" ] && return 0
+	cache=$(pick_cache)
+	tar=$cache/debian-bookworm-amd64-minbase.tar
+	[ -s "$tar" ] || tar=/var/cache/nowait-fresh/debian-bookworm-amd64-minbase.tar
+	rm -rf --one-file-system "$r" && mkdir -p "$r"
+	if [ -s "$tar" ] && tar -C "$r" -xpf "$tar"; then
+		touch "$r/.complete"
+		return 0
+	fi
+	tar=$cache/debian-bookworm-amd64-minbase.tar
+	url=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE)' 2>/dev/null |
+		awk '$2 == "bookworm" { print $1; exit }')
+	rm -rf --one-file-system "$r"
+	debootstrap --variant=minbase bookworm "$r" "${url:-http://deb.debian.org/debian}" \
+		>"$W/debootstrap.log" 2>&1 || return 1
+	tar -C "$r" -cpf "$tar.tmp" . && mv "$tar.tmp" "$tar"
+	touch "$r/.complete"
+}
+
+# oci_seccomp: podman's default profile (the containers-common JSON, with
+# its includes/excludes for amd64 and runc's default capabilities) as an
+# OCI runtime spec's linux.seccomp.
+oci_seccomp() {
+	jq --argjson caps "$1" '
+	def held: . as $want | all($want[]; . as $x | $caps | index($x) != null);
+	{defaultAction, defaultErrnoRet,
+	 architectures: [.archMap[] | select(.architecture == "SCMP_ARCH_X86_64") |
+			 .architecture, .subArchitectures[]],
+	 syscalls: [.syscalls[]
+		| select((.includes.arches // []) as $a |
+			 ($a | length) == 0 or ($a | index("amd64")) != null)
+		| select((.includes.caps // []) | held)
+		| select((.excludes.caps // []) as $e |
+			 ($e | length) == 0 or ($e | held | not))
+		| {names, action, args: (.args // [])}
+		  + (if .errnoRet then {errnoRet} else {} end)]}' \
+		/usr/share/containers/seccomp.json
+}
+
+# runc_fio NAME ARGS...: fio (ARGS before it) in a fresh container NAME;
+# output in $d/NAME.out.
+runc_fio() {
+	local n=$1 b=$d/$1
+	shift
+	rm -rf "$b" && mkdir -p "$b"
+	jq --arg root "$d/rootfs" --arg build "$B" --arg data "$d/data" \
+		--argjson seccomp "$(cat "$d/seccomp.json")" --argjson args \
+		"$(printf '%s\n' "$@" fio --name=apps --ioengine=io_uring \
+			--filename=/data/f --size=8M --bs=4k --iodepth=8 --rw=randwrite \
+			--verify=crc32c --thread | jq -R . | jq -s .)" '
+		.root = {path: $root, readonly: true} | .process.terminal = false |
+		.process.args = $args | .process.cwd = "/data" |
+		.linux.seccomp = $seccomp |
+		.mounts += [{destination: "/nowait", type: "bind", source: $build,
+			     options: ["rbind", "ro"]},
+			    {destination: "/data", type: "bind", source: $data,
+			     options: ["rbind", "rw"]}]' "$d/spec.json" >"$b/config.json"
+	timeout -k 5 "$TMO" runc --root "$d/state" run --bundle "$b" \
+		"nowait-apps-$$-$n" </dev/null >"$d/$n.out" 2>&1
+	echo $? >"$d/$n.rc"
+	runc --root "$d/state" delete -f "nowait-apps-$$-$n" >/dev/null 2>&1
+}
+
+case_runc_fio() {
+	local c=runc-fio d=$W/runc-fio l caps
+	missing "$c" runc golang-github-containers-common fio jq debootstrap && return
+	rm -rf "$d/state" "$d/data" "$d"/*.out && mkdir -p "$d/data"
+	if ! rootfs "$d/rootfs"; then
+		verdict "$c" FAIL "no rootfs (debootstrap: see $W/debootstrap.log)"
+		return
+	fi
+	# Debian's fio and the libraries it loads, into the image.
+	for l in /usr/bin/fio $(ldd /usr/bin/fio | awk '$3 ~ /^\// { print $3 }'); do
+		[ -e "$d/rootfs$l" ] || cp -L --parents "$l" "$d/rootfs" || return
+	done
+	(cd "$d" && rm -f config.json && runc spec && mv config.json spec.json)
+	caps=$(jq -c .process.capabilities.bounding "$d/spec.json")
+	if ! oci_seccomp "$caps" >"$d/seccomp.json" ||
+		jq -e '.syscalls[].names[] | select(startswith("io_uring"))' \
+			"$d/seccomp.json" >/dev/null; then
+		verdict "$c" FAIL "podman's profile does not block io_uring; see $d/seccomp.json"
+		return
+	fi
+	runc_fio alone
+	runc_fio nowait /nowait/nowait-run --auto --
+	if [ "$(cat "$d/alone.rc")" = 0 ]; then
+		verdict "$c" FAIL "fio's io_uring engine works under the profile alone; see $d/alone.out"
+	elif ! grep -q 'Function not implemented' "$d/alone.out"; then
+		verdict "$c" FAIL "fio alone did not fail with ENOSYS; see $d/alone.out"
+	elif [ "$(cat "$d/nowait.rc")" != 0 ]; then
+		verdict "$c" FAIL "fio under nowait-run --auto: exit $(cat "$d/nowait.rc"); see $d/nowait.out"
+	elif ! grep -q '^nowait: user-space engine' "$d/nowait.out"; then
+		verdict "$c" FAIL "no 'nowait: user-space engine' line; see $d/nowait.out"
+	elif ! grep -q 'err= 0' "$d/nowait.out"; then
+		verdict "$c" FAIL "fio reports an error; see $d/nowait.out"
+	else
+		verdict "$c" PASS "in runc under podman's profile: fio io_uring alone fails (ENOSYS), under nowait-run --auto writes and verifies 8 MiB"
+	fi
+}
+
+# --- Node.js -----------------------------------------------------------------
+
+NODE_FILES=200
+
+# ver_ge A B: version A >= B (dotted numbers).
+ver_ge() {
+	[ "$(printf '%s\n%s\n' "$1" "$2" | sort -V | head -1)" = "$2" ]
+}
+
+# node_ops STATS OP: requests of OP on all of nowait's rings.
+node_ops() {
+	jq -s --arg op "$2" '[.[].ops[$op].n // 0] | add // 0' "$1" 2>/dev/null || echo 0
+}
+
+case_node() {
+	local c=node d=$W/node nv uv op n k why=""
+	if ! command -v node >/dev/null; then
+		missing "$c" nodejs && return
+	fi
+	nv=$(node -p 'process.versions.node' 2>/dev/null)
+	uv=$(node -p 'process.versions.uv' 2>/dev/null)
+	if ! ver_ge "$nv" 20 || ! ver_ge "$uv" 1.45; then
+		# Debian 12's nodejs (18.x, the system's libuv 1.44) has no io_uring.
+		verdict "$c" "$([ "$STRICT" = 1 ] && echo FAIL || echo SKIP)" \
+			"node $nv on libuv $uv: libuv's io_uring needs 1.45 (Node.js 20)"
+		return
+	fi
+	missing "$c" jq strace && return
+	rm -rf "$d" && mkdir -p "$d"
+	export UV_USE_IO_URING=1
+	# On the kernel under strace: with libuv on io_uring, the files are
+	# opened by the ring (no openat of them from the process).
+	on kernel strace -f -qq -e trace=openat -o "$d/kernel.strace" \
+		node "$TOP/tools/apps/node-files.js" "$d/kernel" "$NODE_FILES" \
+		>"$d/kernel.out" 2>"$d/kernel.err"
+	k=$(grep -c "$d/kernel/f" "$d/kernel.strace")
+	NOWAIT_STATS=json NOWAIT_STATS_FILE="$d/stats" on nowait \
+		node "$TOP/tools/apps/node-files.js" "$d/nowait" "$NODE_FILES" \
+		>"$d/nowait.out" 2>"$d/nowait.err"
+	unset UV_USE_IO_URING
+	# libuv 1.45+ sends these (CLOSE too, on kernels from 6.1 only).
+	for op in OPENAT WRITEV FSYNC STATX READV; do
+		n=$(node_ops "$d/stats" "$op")
+		[ "$n" -ge "$NODE_FILES" ] || why="$why $op=$n"
+	done
+	if ! grep -q "^$NODE_FILES files " "$d/kernel.out"; then
+		verdict "$c" FAIL "on the kernel: see $d/kernel.err"
+	elif [ "$k" != 0 ]; then
+		verdict "$c" FAIL "on the kernel libuv opened $k files itself (not on io_uring): node $nv, libuv $uv"
+	elif ! grep -q "^$NODE_FILES files " "$d/nowait.out"; then
+		verdict "$c" FAIL "on nowait: see $d/nowait.err"
+	elif ! ran_on_nowait "$d/nowait.err"; then
+		verdict "$c" FAIL "no 'nowait: user-space engine' line: not run on nowait"
+	elif ! cmp -s "$d/kernel.out" "$d/nowait.out"; then
+		verdict "$c" FAIL "digests differ: $(cat "$d/kernel.out") / $(cat "$d/nowait.out")"
+	elif [ -n "$why" ]; then
+		verdict "$c" FAIL "same digest, but on libuv's thread pool: nowait's rings served$why (of $NODE_FILES each; $d/stats)"
+	else
+		verdict "$c" PASS "node $nv, libuv $uv: $NODE_FILES files opened, written, synced, stat'ed and read on nowait's rings (CLOSE: $(node_ops "$d/stats" CLOSE)), digest as on the kernel"
+	fi
+}
+
+# --- mpd ---------------------------------------------------------------------
+
+# le32 N: N as 4 little-endian bytes.
+le32() {
+	printf "$(printf '\\x%02x\\x%02x\\x%02x\\x%02x' $(($1 & 255)) \
+		$((($1 >> 8) & 255)) $((($1 >> 16) & 255)) $((($1 >> 24) & 255)))"
+}
+
+# wav FILE BYTES: a PCM WAV (44.1 kHz, 16 bit, stereo) of BYTES of noise.
+wav() {
+	{
+		printf 'RIFF' && le32 $((36 + $2)) && printf 'WAVEfmt ' && le32 16
+		printf '\x01\x00\x02\x00' && le32 44100 && le32 176400
+		printf '\x04\x00\x10\x00data' && le32 "$2"
+		head -c "$2" /dev/urandom
+	} >"$1"
+}
+
+mpc_() {
+	timeout -k 5 15 mpc --host="$M/socket" "$@"
+}
+
+# mpd_run ENGINE: mpd on $M (its own music, database, socket and pipe
+# output): update the database, play one file. Returns 1 with $M/why.
+mpd_run() {
+	local e=$1 i pid step
+	cat >"$M/mpd.conf" <<-EOF
+		music_directory "$d/music"
+		db_file "$M/database"
+		log_file "$M/log"
+		pid_file "$M/pid"
+		state_file "$M/state"
+		bind_to_address "$M/socket"
+		zeroconf_enabled "no"
+		auto_update "no"
+		audio_output {
+			type "pipe"
+			name "pipe"
+			command "cat > $M/out"
+			format "44100:16:2"
+		}
+	EOF
+	if [ "$e" = nowait ]; then
+		NOWAIT_STATS=json NOWAIT_STATS_FILE="$M/stats" "${NW[@]}" -- \
+			mpd --no-daemon --stderr "$M/mpd.conf" >"$M/stderr" 2>&1 &
+	else
+		mpd --no-daemon --stderr "$M/mpd.conf" >"$M/stderr" 2>&1 &
+	fi
+	pid=$!
+	disown "$pid"
+	SERVERS+=("$pid")
+	for i in $(seq 80); do
+		[ -S "$M/socket" ] && break
+		sleep 0.25
+	done
+	step=update
+	mpc_ update --wait >/dev/null && step=listall &&
+		mpc_ listall >"$M/listall" && step=add && mpc_ add a/t2.wav &&
+		step=play && mpc_ play >/dev/null ||
+		echo "mpc $step failed or hung; see $M/stderr" >"$M/why"
+	# 2 s of audio; the pipe output does not pace it.
+	for i in $(seq 80); do
+		[ -s "$M/why" ] && break
+		mpc_ status >"$M/status" 2>&1 || break
+		grep -q '^\[playing\]' "$M/status" || break
+		sleep 0.25
+	done
+	grep -q '^\[playing\]' "$M/status" 2>/dev/null &&
+		echo "still playing after 20 s" >"$M/why"
+	kill -TERM "$pid" 2>/dev/null
+	for i in $(seq 40); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.25
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -9 "$pid"
+		[ -s "$M/why" ] && sed -i 's/$/; SIGTERM did not stop it/' "$M/why" ||
+			echo "SIGTERM did not stop it" >"$M/why"
+	fi
+	[ ! -s "$M/why" ]
+}
+
+case_mpd() {
+	local c=mpd d=$W/mpd e M n
+	missing "$c" mpd mpc && return
+	rm -rf "$d" && mkdir -p "$d/music/a"
+	for n in 1 2 3; do
+		wav "$d/music/a/t$n.wav" $((176400 * 2))
+	done
+	tail -c +45 "$d/music/a/t2.wav" >"$d/samples"
+	for e in kernel nowait; do
+		M=$d/$e
+		mkdir -p "$M"
+		if ! mpd_run "$e"; then
+			verdict "$c" FAIL "on $e: $(cat "$M/why")"
+			return
+		fi
+	done
+	n=$(jq -s '[.[].ops | (.READ.n // 0) + (.READV.n // 0)] | add // 0' \
+		"$d/nowait/stats" 2>/dev/null)
+	if ! cmp -s "$d/samples" "$d/kernel/out"; then
+		verdict "$c" FAIL "on the kernel the pipe output is not the file's samples"
+	elif ! cmp -s "$d/samples" "$d/nowait/out"; then
+		verdict "$c" FAIL "the pipe output is not the file's samples ($d/nowait/out)"
+	elif ! cmp -s "$d/kernel/listall" "$d/nowait/listall"; then
+		verdict "$c" FAIL "databases differ: diff $d/kernel/listall $d/nowait/listall"
+	elif ! ran_on_nowait "$d/nowait/stderr"; then
+		verdict "$c" FAIL "no 'nowait: user-space engine' line: not run on nowait"
+	elif [ "${n:-0}" -lt 1 ]; then
+		verdict "$c" FAIL "no read on nowait's rings ($d/nowait/stats)"
+	else
+		verdict "$c" PASS "database of 3 WAV files as on the kernel; $(stat -c %s "$d/samples") bytes played to the pipe equal the file's, $n reads on nowait"
+	fi
+}
+
 # --- main --------------------------------------------------------------------
 
 mkdir -p "$W"
@@ -338,6 +637,9 @@ for c in $CASES; do
 	qemu-qcow2) case_qemu qemu-qcow2 qcow2 ;;
 	qemu-idle) case_qemu_idle ;;
 	mariadb) case_mariadb ;;
+	runc-fio) case_runc_fio ;;
+	node) case_node ;;
+	mpd) case_mpd ;;
 	*) verdict "$c" FAIL "no such case (cases: $ALL)" ;;
 	esac
 done
