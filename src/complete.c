@@ -66,6 +66,8 @@ void nw_req_free(struct nw_ring *ring, struct nw_req *req)
 	}
 	if (unlikely(req->flags & NW_REQ_F_FIXED_DONE))
 		nw_rsrc_file_put(req);
+	if (unlikely(req->flags & NW_REQ_F_BUF_NODE))
+		nw_rsrc_buf_put(req);
 	if (unlikely(req->tag_nodes))
 		nw_rsrc_post_tags(req);
 	if (unlikely(nw_traced(ring)))

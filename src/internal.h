@@ -82,6 +82,7 @@ enum {
 	(1U << 11) /* a timeout on the ring's timer (timeout.c) */
 #define NW_REQ_F_LTIMEOUT   (1U << 12) /* a LINK_TIMEOUT */
 #define NW_REQ_F_FIXED_DONE (1U << 13) /* fd is the fixed slot's: file_node */
+#define NW_REQ_F_BUF_NODE   (1U << 14) /* holds a registered buffer: buf_node */
 /* In a worker in place of a poll the kernel would arm (blocking connect). */
 #define NW_REQ_F_WQ_POLL    (1U << 21)
 /* Counted in ring->nr_reqs (a submitted request; drain.c's gate). */
@@ -170,6 +171,7 @@ struct nw_req {
 	uint64_t seq;	/* which use of this request struct (cancel identity) */
 	struct nw_req *ltimeout; /* the LINK_TIMEOUT guarding it, if armed */
 	struct nw_rsrc_node *file_node; /* fixed file in use (FIXED_DONE) */
+	struct nw_rsrc_node *buf_node; /* registered buffer in use (BUF_NODE) */
 	/* Slots it emptied: their tags go before its CQE (rsrc.c). */
 	struct nw_rsrc_node *tag_nodes;
 	/* IOSQE_BUFFER_SELECT (kbuf.c): the buffer held, length asked, group */

@@ -10,8 +10,9 @@
  * take one too), so a slot replaced or closed while a request still uses
  * it keeps its file open until that request is freed; the last reference
  * closes the fd and posts the tag's CQE (user_data = tag, res 0), as the
- * kernel's io_free_rsrc_node does. Buffer slots post their tag when they
- * are removed: 6.18 posts it then even while a READ_FIXED on it is parked.
+ * kernel's io_free_rsrc_node does. A buffer slot has a node too (rsrcbuf.c
+ * has the buffer tables): a READ_FIXED or WRITE_FIXED holds it from prep
+ * to its free, so a buffer replaced under it posts its tag after it.
  *
  * The kernel posts a tag at once, so the tag of a slot that an operation
  * empties (CLOSE of a slot, FILES_UPDATE, an open/accept/socket into an
@@ -19,9 +20,6 @@
  * may run on a worker or the reactor, which post nothing: the node goes
  * on the request (req->tag_nodes) and its tag is posted by the submit
  * side right before the request's CQE (complete.c).
- *
- * Buffers: the memory checks and RLIMIT_MEMLOCK counting of the kernel's
- * pinning are pin.c's.
  *
  * Where the fds live: a direct descriptor has no number in the kernel, but
  * here it is an fd of the process, which fdhigh.c moves out of the
@@ -40,36 +38,13 @@
 #include <sys/resource.h>
 #include <sys/uio.h>
 #include "rsrc.h"
+#include "rsrc-int.h"
 #include "complete.h"
 #include "fdhigh.h"
 #include "pin.h"
 #include "fdcache.h"
 
 #define NW_MAX_FIXED_FILES (1U << 20)
-#define NW_MAX_REG_BUFFERS (1U << 14)
-#define NW_MAX_BUF_LEN	   (1ULL << 30)
-
-struct nw_rsrc_node {
-	int refs; /* the table's, plus one per request using it (atomic) */
-	int fd;	  /* the engine's fd for the file */
-	uint64_t tag;
-	struct nw_rsrc_node *next; /* on req->tag_nodes once closed */
-};
-
-struct nw_buf_slot {
-	struct iovec iov; /* iov_base NULL: empty */
-	uint64_t tag;
-	unsigned long acct; /* pages counted against RLIMIT_MEMLOCK */
-};
-
-struct nw_rsrc {
-	pthread_mutex_t lock;
-	struct nw_rsrc_node **files; /* NULL entries are empty slots */
-	unsigned int nr_files;	     /* 0: no table */
-	unsigned int alloc_start, alloc_end, alloc_hint;
-	struct nw_buf_slot *bufs;
-	unsigned int nr_bufs;
-};
 
 /* Nodes taken out of a table, put once its lock is dropped. */
 struct nw_put_list {
@@ -114,8 +89,11 @@ static void node_put(struct nw_ring *ring, struct nw_rsrc_node *node,
 {
 	if (__atomic_sub_fetch(&node->refs, 1, __ATOMIC_ACQ_REL))
 		return;
-	nw_fd_forget(ring, node->fd); /* its kind, its watch (fdcache.c) */
-	close(node->fd);
+	if (node->fd >= 0) {
+		nw_fd_forget(ring, node->fd); /* its kind, its watch */
+		close(node->fd);
+	}
+	nw_pin_unaccount(node->acct);
 	if (node->tag && req) {
 		tag_defer(req, node);
 		return;
@@ -232,6 +210,7 @@ static struct nw_rsrc_node *node_new(int fd, uint64_t tag)
 	node->refs = 1;
 	node->fd = fd;
 	node->tag = tag;
+	node->acct = 0;
 	return node;
 }
 
@@ -279,6 +258,12 @@ static int slot_alloc(struct nw_rsrc *r)
 
 	if (!r->nr_files)
 		return -ENFILE;
+	/*
+	 * A slot set or cleared outside the range moved the hint out of it:
+	 * start from the range's beginning (the kernel's fix, 6.18).
+	 */
+	if (r->alloc_hint < r->alloc_start || r->alloc_hint >= nr)
+		r->alloc_hint = r->alloc_start;
 	for (;;) {
 		for (unsigned int i = r->alloc_hint; i < nr; i++)
 			if (!r->files[i])
@@ -733,249 +718,139 @@ int nw_files_update_issue(struct nw_req *req, unsigned int issue_flags)
 	return NW_COMPLETE;
 }
 
-/* ---- buffers ---- */
+/* ---- requests holding a buffer ---- */
 
-/* io_sqe_buffer_register's checks: a NULL base is an empty slot. */
-static int buffer_validate(const struct iovec *iov)
+int nw_rsrc_buffer_get(struct nw_req *req, unsigned int idx, uint64_t addr,
+		       uint64_t len)
 {
-	if (!iov->iov_base)
-		return iov->iov_len ? -EFAULT : 0;
-	if (!iov->iov_len || iov->iov_len > NW_MAX_BUF_LEN)
-		return -EFAULT;
-	if ((uintptr_t)iov->iov_base + ((iov->iov_len + 4095) & ~4095ULL) <
-	    (uintptr_t)iov->iov_base)
-		return -EOVERFLOW;
-	return 0;
-}
-
-/*
- * Read slot i's iovec and tag from the program, and check them in the
- * kernel's order (io_sqe_buffer_register): the range, the pin (pin.c),
- * the RLIMIT_MEMLOCK count, then a tag on an empty slot.
- */
-static int buffer_read(struct nw_ring *ring, struct nw_pin_ctx *pin,
-		       const struct iovec *uiov, const uint64_t *utags,
-		       unsigned int i, struct nw_buf_slot *b)
-{
-	uint64_t base;
-	int ret;
-
-	memset(b, 0, sizeof(*b));
-	if (uiov && nw_copy_from_user(&b->iov, uiov + i, sizeof(b->iov)))
-		return -EFAULT;
-	if (utags && nw_copy_from_user(&b->tag, utags + i, sizeof(b->tag)))
-		return -EFAULT;
-	ret = buffer_validate(&b->iov);
-	if (ret)
-		return ret;
-	if (!b->iov.iov_base)
-		return b->tag ? -EINVAL : 0;
-	base = (uintptr_t)b->iov.iov_base;
-	ret = nw_pin_check(pin, base, b->iov.iov_len);
-	if (!ret)
-		ret = nw_pin_account(pin, ring, base, b->iov.iov_len, &b->acct);
-	return ret;
-}
-
-static void buffer_drop(struct nw_ring *ring, struct nw_buf_slot *b)
-{
-	if (b->iov.iov_base && b->tag)
-		post_tag(ring, b->tag, true);
-	nw_pin_unaccount(b->acct);
-	memset(b, 0, sizeof(*b));
-}
-
-/* io_sqe_buffers_register. Under reg_lock. */
-static int buffers_register(struct nw_ring *ring, const struct iovec *uiov,
-			    const uint64_t *utags, unsigned int nr)
-{
-	struct nw_buf_slot *bufs;
-	struct nw_pin_ctx pin;
-	struct nw_rsrc *r;
-	unsigned int i;
-	int ret = 0;
-
-	r = rsrc_make(ring);
-	if (!r)
-		return -ENOMEM;
-	if (r->nr_bufs)
-		return -EBUSY;
-	if (!nr || nr > NW_MAX_REG_BUFFERS)
-		return -EINVAL;
-	bufs = calloc(nr, sizeof(*bufs));
-	if (!bufs)
-		return -ENOMEM;
-	nw_pin_begin(&pin);
-	for (i = 0; i < nr && !ret; i++)
-		ret = buffer_read(ring, &pin, uiov, utags, i, &bufs[i]);
-	nw_pin_end(&pin);
-	if (ret) {
-		/* No tags are posted for a failed register. */
-		while (i--)
-			nw_pin_unaccount(bufs[i].acct);
-		free(bufs);
-		return ret;
-	}
-	pthread_mutex_lock(&r->lock);
-	r->bufs = bufs;
-	r->nr_bufs = nr;
-	pthread_mutex_unlock(&r->lock);
-	return 0;
-}
-
-int nw_rsrc_register_buffers(struct nw_ring *ring, void *arg,
-			     unsigned int nr_args)
-{
-	if (!arg)
-		return -EFAULT;
-	return buffers_register(ring, arg, NULL, nr_args);
-}
-
-int nw_rsrc_unregister_buffers(struct nw_ring *ring, void *arg,
-			       unsigned int nr_args)
-{
-	struct nw_rsrc *r = rsrc_of(ring);
-	struct nw_buf_slot *bufs;
-	unsigned int nr;
-
-	if (arg || nr_args)
-		return -EINVAL;
-	if (!r || !r->nr_bufs)
-		return -ENXIO;
-	pthread_mutex_lock(&r->lock);
-	bufs = r->bufs;
-	nr = r->nr_bufs;
-	r->bufs = NULL;
-	r->nr_bufs = 0;
-	pthread_mutex_unlock(&r->lock);
-	reg_post_begin(ring);
-	while (nr--)
-		buffer_drop(ring, &bufs[nr]);
-	reg_post_end(ring);
-	free(bufs);
-	return 0;
-}
-
-/* __io_sqe_buffers_update: the new buffer is checked before the old goes. */
-static int buffers_update(struct nw_ring *ring,
-			  const struct io_uring_rsrc_update2 *up,
-			  unsigned int nr)
-{
-	const struct iovec *uiov = (const struct iovec *)(uintptr_t)up->data;
-	const uint64_t *utags = (const uint64_t *)(uintptr_t)up->tags;
-	struct nw_rsrc *r = rsrc_of(ring);
-	struct nw_pin_ctx pin;
-	unsigned int done;
-	int err = 0;
-
-	if (!r || !r->nr_bufs)
-		return -ENXIO;
-	if (up->offset + nr > r->nr_bufs)
-		return -EINVAL;
-	nw_pin_begin(&pin);
-	for (done = 0; done < nr; done++) {
-		struct nw_buf_slot b;
-
-		err = buffer_read(ring, &pin, uiov, utags, done, &b);
-		if (err)
-			break;
-		reg_post_begin(ring);
-		pthread_mutex_lock(&r->lock);
-		buffer_drop(ring, &r->bufs[up->offset + done]);
-		r->bufs[up->offset + done] = b;
-		pthread_mutex_unlock(&r->lock);
-		reg_post_end(ring);
-	}
-	nw_pin_end(&pin);
-	return done ? (int)done : err;
-}
-
-int nw_rsrc_buffer_check(struct nw_ring *ring, unsigned int idx, uint64_t addr,
-			 uint64_t len)
-{
-	struct nw_rsrc *r = rsrc_of(ring);
+	struct nw_rsrc *r = rsrc_of(req->ring);
+	struct nw_rsrc_node *node = NULL;
 	uint64_t base, blen;
-	int ret = -EFAULT;
 
 	if (!r)
 		return -EFAULT;
 	pthread_mutex_lock(&r->lock);
-	if (idx < r->nr_bufs && r->bufs[idx].iov.iov_base) {
+	if (idx < r->nr_bufs && r->bufs[idx].node) {
 		base = (uintptr_t)r->bufs[idx].iov.iov_base;
 		blen = r->bufs[idx].iov.iov_len;
 		if (addr >= base && addr + len >= addr &&
 		    addr + len <= base + blen)
-			ret = 0;
+			node = r->bufs[idx].node;
 	}
+	if (node)
+		__atomic_add_fetch(&node->refs, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&r->lock);
+	if (!node)
+		return -EFAULT;
+	req->buf_node = node;
+	req->flags |= NW_REQ_F_BUF_NODE;
+	return 0;
+}
+
+bool nw_rsrc_buffer_exists(struct nw_ring *ring, unsigned int idx)
+{
+	struct nw_rsrc *r = rsrc_of(ring);
+	bool ret;
+
+	if (!r)
+		return false;
+	pthread_mutex_lock(&r->lock);
+	ret = idx < r->nr_bufs && r->bufs[idx].node;
 	pthread_mutex_unlock(&r->lock);
 	return ret;
 }
 
+void nw_rsrc_buf_put(struct nw_req *req)
+{
+	req->flags &= ~NW_REQ_F_BUF_NODE;
+	if (!req->buf_node)
+		return;
+	node_put(req->ring, req->buf_node, NULL, true);
+	req->buf_node = NULL;
+}
+
 /* ---- the 2 forms: struct io_uring_rsrc_register / _update2 ---- */
 
-/* io_register_rsrc: FILES2 and BUFFERS2 (nr_args is the struct's size). */
-static int register_rsrc(struct nw_ring *ring, void *arg, unsigned int size,
-			 bool files)
+int nw_rsrc_reg_parse(void *arg, unsigned int size,
+		      struct io_uring_rsrc_register *rr)
 {
-	struct io_uring_rsrc_register rr;
-
-	if (size != sizeof(rr))
+	if (size != sizeof(*rr))
 		return -EINVAL;
-	memset(&rr, 0, sizeof(rr));
-	if (nw_copy_from_user(&rr, arg, size))
+	memset(rr, 0, sizeof(*rr));
+	if (nw_copy_from_user(rr, arg, size))
 		return -EFAULT;
-	if (!rr.nr || rr.resv2)
+	if (!rr->nr || rr->resv2)
 		return -EINVAL;
-	if (rr.flags & ~IORING_RSRC_REGISTER_SPARSE)
+	if (rr->flags & ~IORING_RSRC_REGISTER_SPARSE)
 		return -EINVAL;
-	if ((rr.flags & IORING_RSRC_REGISTER_SPARSE) && rr.data)
+	if ((rr->flags & IORING_RSRC_REGISTER_SPARSE) && rr->data)
 		return -EINVAL;
-	if (files)
-		return files_register(ring, (const int *)(uintptr_t)rr.data,
-				      (const uint64_t *)(uintptr_t)rr.tags,
-				      rr.nr);
-	return buffers_register(ring, (const struct iovec *)(uintptr_t)rr.data,
-				(const uint64_t *)(uintptr_t)rr.tags, rr.nr);
+	return 0;
+}
+
+int nw_rsrc_update_parse(void *arg, unsigned int size,
+			 struct io_uring_rsrc_update2 *up)
+{
+	if (size != sizeof(*up))
+		return -EINVAL;
+	if (nw_copy_from_user(up, arg, sizeof(*up)))
+		return -EFAULT;
+	if (!up->nr || up->resv || up->resv2)
+		return -EINVAL;
+	if (up->offset + up->nr < up->offset)
+		return -EOVERFLOW;
+	return 0;
 }
 
 int nw_rsrc_register_files2(struct nw_ring *ring, void *arg,
 			    unsigned int nr_args)
 {
-	return register_rsrc(ring, arg, nr_args, true);
-}
+	struct io_uring_rsrc_register rr;
+	int ret = nw_rsrc_reg_parse(arg, nr_args, &rr);
 
-int nw_rsrc_register_buffers2(struct nw_ring *ring, void *arg,
-			      unsigned int nr_args)
-{
-	return register_rsrc(ring, arg, nr_args, false);
-}
-
-/* io_register_rsrc_update: FILES_UPDATE2 and BUFFERS_UPDATE. */
-static int register_rsrc_update(struct nw_ring *ring, void *arg,
-				unsigned int size, bool files)
-{
-	struct io_uring_rsrc_update2 up;
-
-	if (size != sizeof(up))
-		return -EINVAL;
-	if (nw_copy_from_user(&up, arg, sizeof(up)))
-		return -EFAULT;
-	if (!up.nr || up.resv || up.resv2)
-		return -EINVAL;
-	if (up.offset + up.nr < up.offset)
-		return -EOVERFLOW;
-	if (files)
-		return reg_files_update(ring, &up, up.nr);
-	return buffers_update(ring, &up, up.nr);
+	if (ret)
+		return ret;
+	return files_register(ring, (const int *)(uintptr_t)rr.data,
+			      (const uint64_t *)(uintptr_t)rr.tags, rr.nr);
 }
 
 int nw_rsrc_update_files2(struct nw_ring *ring, void *arg, unsigned int nr_args)
 {
-	return register_rsrc_update(ring, arg, nr_args, true);
+	struct io_uring_rsrc_update2 up;
+	int ret = nw_rsrc_update_parse(arg, nr_args, &up);
+
+	return ret ? ret : reg_files_update(ring, &up, up.nr);
 }
 
-int nw_rsrc_update_buffers(struct nw_ring *ring, void *arg,
-			   unsigned int nr_args)
+/* ---- for rsrcbuf.c ---- */
+
+struct nw_rsrc *nw_rsrc_of(struct nw_ring *ring)
 {
-	return register_rsrc_update(ring, arg, nr_args, false);
+	return rsrc_of(ring);
+}
+
+struct nw_rsrc *nw_rsrc_make(struct nw_ring *ring)
+{
+	return rsrc_make(ring);
+}
+
+struct nw_rsrc_node *nw_rsrc_node_new(int fd, uint64_t tag)
+{
+	return node_new(fd, tag);
+}
+
+void nw_rsrc_node_release(struct nw_ring *ring, struct nw_rsrc_node *node,
+			  struct nw_req *req, bool submit_side)
+{
+	node_put(ring, node, req, submit_side);
+}
+
+void nw_rsrc_reg_post_begin(struct nw_ring *ring)
+{
+	reg_post_begin(ring);
+}
+
+void nw_rsrc_reg_post_end(struct nw_ring *ring)
+{
+	reg_post_end(ring);
 }

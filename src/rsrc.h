@@ -72,9 +72,17 @@ int nw_rsrc_install(struct nw_ring *ring, int fd, uint32_t file_slot,
 int nw_rsrc_remove(struct nw_ring *ring, unsigned int idx, struct nw_req *req);
 /* Post the tags of req->tag_nodes (before req's CQE). Submit side. */
 void nw_rsrc_post_tags(struct nw_req *req);
-/* Check [addr, addr+len) lies in registered buffer idx: 0 or -EFAULT. */
-int nw_rsrc_buffer_check(struct nw_ring *ring, unsigned int idx, uint64_t addr,
-			 uint64_t len);
+/*
+ * Take a reference on registered buffer idx for req (req->buf_node, held
+ * until req is freed) if [addr, addr+len) lies in it: 0 or -EFAULT.
+ * Submit side.
+ */
+int nw_rsrc_buffer_get(struct nw_req *req, unsigned int idx, uint64_t addr,
+		       uint64_t len);
+/* Whether buffer slot idx holds a buffer. Any thread. */
+bool nw_rsrc_buffer_exists(struct nw_ring *ring, unsigned int idx);
+/* Drop req->buf_node (request free, on the submit side). */
+void nw_rsrc_buf_put(struct nw_req *req);
 
 /* IORING_OP_FILES_UPDATE. */
 int nw_files_update_prep(struct nw_req *req, const struct io_uring_sqe *sqe);

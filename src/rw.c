@@ -124,8 +124,7 @@ int nw_readv_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 static int rw_fixed_prep(struct nw_req *req, const struct io_uring_sqe *sqe,
 			 bool write)
 {
-	int ret =
-		nw_rsrc_buffer_check(req->ring, READ_ONCE(sqe->buf_index),
+	int ret = nw_rsrc_buffer_get(req, READ_ONCE(sqe->buf_index),
 				     READ_ONCE(sqe->addr), READ_ONCE(sqe->len));
 
 	return ret ? ret : rw_prep(req, sqe, write, false);

@@ -6,7 +6,8 @@
  * CLOSE of a slot, IORING_OP_FILES_UPDATE (with index allocation), tag CQEs
  * on replace/remove/unregister, a slot kept open by a request in flight,
  * multishot ACCEPT (plain and into allocated slots), BUFFERS2 and
- * BUFFERS_UPDATE with tags, and the register error paths.
+ * BUFFERS_UPDATE with tags (a buffer's tag waits for the READ_FIXED using
+ * it), the allocation hint kept in its range, and the register error paths.
  */
 #include <fcntl.h>
 #include <arpa/inet.h>
@@ -541,6 +542,117 @@ static void test_buffers(void)
 	close(p[1]);
 }
 
+/*
+ * A slot set or cleared outside the allocation range moves the kernel's
+ * hint out of it; IORING_FILE_INDEX_ALLOC still allocates inside the range
+ * (liburing 2.15's file-alloc-range-hint).
+ */
+static void test_alloc_hint_range(void)
+{
+	struct io_uring_sqe *sqe;
+	struct t_ring r;
+	int p[2], fd;
+
+	T_ASSERT_EQ(pipe(p), 0);
+	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
+	T_ASSERT_EQ(
+		t_reg_files2(&r, 20, NULL, NULL, IORING_RSRC_REGISTER_SPARSE),
+		0);
+	T_ASSERT_EQ(alloc_range(&r, 10, 10), 0);
+	/* Below the range: set then clear slot 2. */
+	fd = p[0];
+	T_ASSERT_EQ(t_rsrc_update2(&r, IORING_REGISTER_FILES_UPDATE2, 2, 1, &fd,
+				   NULL),
+		    1);
+	fd = -1;
+	T_ASSERT_EQ(t_rsrc_update2(&r, IORING_REGISTER_FILES_UPDATE2, 2, 1, &fd,
+				   NULL),
+		    1);
+	fd = p[1];
+	sqe = sqe_of(&r, IORING_OP_FILES_UPDATE, -1, 60);
+	sqe->addr = (uintptr_t)&fd;
+	sqe->len = 1;
+	sqe->off = ALLOC;
+	run(&r, 60, 1);
+	T_ASSERT_EQ(fd, 10);
+	/* Above the range end: the range [0, 4) after slot 15 is set. */
+	T_ASSERT_EQ(alloc_range(&r, 0, 4), 0);
+	fd = p[0];
+	T_ASSERT_EQ(t_rsrc_update2(&r, IORING_REGISTER_FILES_UPDATE2, 15, 1,
+				   &fd, NULL),
+		    1);
+	for (int i = 0; i < 5; i++) {
+		fd = p[0];
+		sqe = sqe_of(&r, IORING_OP_FILES_UPDATE, -1, 61);
+		sqe->addr = (uintptr_t)&fd;
+		sqe->len = 1;
+		sqe->off = ALLOC;
+		/* Four slots in [0, 4), then the range is full. */
+		run(&r, 61, i < 4 ? 1 : -ENFILE);
+		if (i < 4)
+			T_ASSERT_EQ(fd, i);
+	}
+	t_ring_exit(&r);
+	close(p[0]);
+	close(p[1]);
+}
+
+/*
+ * A READ_FIXED parked on an empty pipe holds its buffer: replacing the
+ * buffer posts the old tag only after the read's CQE (liburing 2.15's
+ * rsrc_tags), and unregistering while a read is parked too.
+ */
+static void test_buffer_tag_in_flight(void)
+{
+	static char mem[2][64];
+	struct iovec iov[2] = {{mem[0], 64}, {mem[1], 64}};
+	struct io_uring_rsrc_register rr;
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe cqe;
+	uint64_t tags[2] = {70, 71};
+	struct t_ring r;
+	int p[2];
+
+	T_ASSERT_EQ(pipe(p), 0);
+	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
+	memset(&rr, 0, sizeof(rr));
+	rr.nr = 1;
+	rr.data = (uintptr_t)iov;
+	rr.tags = (uintptr_t)tags;
+	T_ASSERT_EQ(t_register(r.fd, IORING_REGISTER_BUFFERS2, &rr, sizeof(rr)),
+		    0);
+	sqe = sqe_of(&r, IORING_OP_READ_FIXED, p[0], 1);
+	sqe->addr = (uintptr_t)mem[0];
+	sqe->len = 8;
+	T_ASSERT_EQ(t_submit(&r), 1);
+	T_ASSERT_EQ(t_rsrc_update2(&r, IORING_REGISTER_BUFFERS_UPDATE, 0, 1,
+				   &iov[1], &tags[1]),
+		    1);
+	t_expect_no_cqe(&r, 50);
+	/* The new buffer serves new reads meanwhile; the old range does not. */
+	sqe = sqe_of(&r, IORING_OP_READ_FIXED, p[0], 2);
+	sqe->addr = (uintptr_t)mem[0];
+	sqe->len = 8;
+	run(&r, 2, -EFAULT);
+	T_ASSERT_EQ(write(p[1], "12345678", 8), 8);
+	t_expect_cqe(&r, 1, 8);
+	t_expect_cqe(&r, 70, 0);
+	/* Unregister with a read in flight: tag 71 after the read's CQE. */
+	sqe = sqe_of(&r, IORING_OP_READ_FIXED, p[0], 3);
+	sqe->addr = (uintptr_t)mem[1];
+	sqe->len = 4;
+	T_ASSERT_EQ(t_submit(&r), 1);
+	T_ASSERT_EQ(t_register(r.fd, IORING_UNREGISTER_BUFFERS, NULL, 0), 0);
+	T_ASSERT_EQ(t_peek_cqe(&r, &cqe), -EAGAIN);
+	T_ASSERT_EQ(write(p[1], "abcd", 4), 4);
+	t_expect_cqe(&r, 3, 4);
+	t_expect_cqe(&r, 71, 0);
+	T_ASSERT_EQ(memcmp(mem[1], "abcd", 4), 0);
+	t_ring_exit(&r);
+	close(p[0]);
+	close(p[1]);
+}
+
 /* The register calls' own checks. */
 static void test_register_errors(void)
 {
@@ -651,6 +763,8 @@ int main(void)
 	test_net_direct();
 	test_mshot_cancel();
 	test_buffers();
+	test_alloc_hint_range();
+	test_buffer_tag_in_flight();
 	test_register_errors();
 	unlink(path_a);
 	unlink(path_b);
