@@ -10,11 +10,13 @@
 #include <fcntl.h>
 #include "nop.h"
 #include "complete.h"
+#include "rsrc.h"
 
 struct nw_nop {
 	unsigned int flags;
 	int result;
 	int fd;
+	unsigned int buf_index;
 	uint64_t extra1, extra2;
 };
 _Static_assert(sizeof(struct nw_nop) <= NW_REQ_CMD_SIZE, "nw_nop too big");
@@ -37,6 +39,7 @@ int nw_nop_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 			      ? (int)READ_ONCE(sqe->len)
 			      : 0;
 	nop->fd = (flags & IORING_NOP_FILE) ? READ_ONCE(sqe->fd) : -1;
+	nop->buf_index = READ_ONCE(sqe->buf_index);
 	if (flags & IORING_NOP_CQE32) {
 		if (!(req->ring->flags & IORING_SETUP_CQE32))
 			return -EINVAL;
@@ -46,22 +49,39 @@ int nw_nop_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 	return 0;
 }
 
+/*
+ * IORING_NOP_FILE: the file must exist, looked up in the fixed table with
+ * IORING_NOP_FIXED_FILE or IOSQE_FIXED_FILE, as in the kernel.
+ */
+static int nop_file(struct nw_req *req, const struct nw_nop *nop)
+{
+	struct nw_rsrc_node *node;
+	int fd;
+
+	if (!(nop->flags & IORING_NOP_FIXED_FILE) &&
+	    !(req->sqe_flags & IOSQE_FIXED_FILE))
+		return fcntl(nop->fd, F_GETFD) < 0 ? -EBADF : 0;
+	if (nop->fd < 0)
+		return -EBADF;
+	node = nw_rsrc_node_get(req->ring, (unsigned int)nop->fd, &fd);
+	if (!node)
+		return -EBADF;
+	/* req may live on the stack (submit_fast): no tag deferred to it. */
+	nw_rsrc_node_put(req->ring, node, NULL);
+	return 0;
+}
+
 /* The uncommon NOP: a file to check, a buffer to check, a result to inject. */
 static __attribute__((noinline, cold)) int nop_issue_flags(struct nw_req *req,
 							   struct nw_nop *nop)
 {
 	int ret = 0;
 
-	if (nop->flags & IORING_NOP_FILE) {
-		/* No fixed-file table yet: a fixed index is never valid. */
-		if ((nop->flags & IORING_NOP_FIXED_FILE) ||
-		    (req->sqe_flags & IOSQE_FIXED_FILE))
-			ret = -EBADF;
-		else if (fcntl(nop->fd, F_GETFD) < 0)
-			ret = -EBADF;
-	}
-	/* No registered buffers yet: any fixed-buffer index is out of range. */
-	if (!ret && (nop->flags & IORING_NOP_FIXED_BUFFER))
+	if (nop->flags & IORING_NOP_FILE)
+		ret = nop_file(req, nop);
+	/* IORING_NOP_FIXED_BUFFER: sqe->buf_index must name a buffer. */
+	if (!ret && (nop->flags & IORING_NOP_FIXED_BUFFER) &&
+	    !nw_rsrc_buffer_exists(req->ring, nop->buf_index))
 		ret = -EFAULT;
 	if (!ret)
 		ret = nop->result;
