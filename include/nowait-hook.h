@@ -23,6 +23,13 @@
 bool nowait_hook_is_ring_fd(int fd);
 
 /*
+ * Does fd name a nowait ring? Always the full look-up (an fstat), which
+ * marks the number in nowait_hook_is_ring_fd's bitmap when it does: for
+ * a new copy of a ring fd (dup) and a call that failed on one (EPERM).
+ */
+bool nowait_hook_ring_fd_learn(int fd);
+
+/*
  * Requests the engine reissued because their fd became ready while they
  * were being parked (the reissue on a readiness race), process-wide.
  */
@@ -52,5 +59,13 @@ void nowait_hook_pressure_share(void);
 void nowait_hook_fd_closing(int fd);
 /* The same for [first, last] (close_range without CLOSE_RANGE_CLOEXEC). */
 void nowait_hook_fd_range_closing(unsigned int first, unsigned int last);
+
+/*
+ * Does the ring of pollfd (nowait_ring_pollfd) still have an fd or a
+ * mapping of the program's? 1, 0 (the kernel would have released the
+ * ring's file, and with it its epoll registrations) or -errno. Costs a
+ * readlink, and a scan of /proc/self when the answer is no.
+ */
+int nowait_hook_ring_pollfd_referenced(int pollfd);
 
 #endif /* NOWAIT_HOOK_H */

@@ -61,6 +61,40 @@ int nowait_register(int fd, unsigned int opcode, void *arg,
  */
 void nowait_fd_closing(int fd);
 
+/*
+ * The readiness of a ring fd, for programs linked to the library. The
+ * kernel's ring fd is pollable: POLLIN|POLLRDNORM while CQEs (or
+ * overflowed CQEs, or a DEFER_TASKRUN ring's task work) wait,
+ * POLLOUT|POLLWRNORM while the SQ has room, and its pollers wake at each
+ * CQE post. A nowait ring fd is a memfd, which poll(2) and select(2)
+ * always call ready and epoll_ctl(2) refuses (EPERM); these three calls
+ * stand in for it (the preload library, nowait-run, uses them to make
+ * poll, select and epoll on a ring fd work in unmodified programs).
+ *
+ * nowait_ring_pollfd(ring_fd): a new eventfd (nonblocking, close-on-exec)
+ * that the engine writes at every CQ commit of the ring from this call
+ * on, until nowait_ring_pollfd_close(pollfd). Each caller gets its own,
+ * so draining it takes nothing from anyone else; put it in poll(2) or an
+ * epoll set (EPOLLET is enough) in place of the ring fd. Returns the fd
+ * or -errno (-EBADF, -EOPNOTSUPP when ring_fd is not a nowait ring).
+ *
+ * nowait_ring_poll_mask(fd): the ring's poll mask now (POLLIN,
+ * POLLRDNORM, POLLOUT, POLLWRNORM), fd being the ring fd or one of its
+ * pollfds (which keeps naming the ring after the program closed the ring
+ * fd), or -errno.
+ *
+ * The protocol, without a lost wake-up: open the pollfd (the open is the
+ * announcement), then loop { drain the pollfd (read(2) it; EAGAIN is
+ * fine); mask = nowait_ring_poll_mask(); stop if mask has what is
+ * wanted; sleep until the pollfd is readable }. A CQE posted after the
+ * mask was read writes the pollfd, so the sleep ends; a wake-up with
+ * nothing new (a commit whose CQEs were reaped already) just loops. Any
+ * thread; keep the pollfd open across many waits if the waits are many.
+ */
+int nowait_ring_pollfd(int ring_fd);
+int nowait_ring_pollfd_close(int pollfd);
+int nowait_ring_poll_mask(int fd);
+
 /* Library version, "MAJOR.MINOR.PATCH". */
 const char *nowait_version(void);
 

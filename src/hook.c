@@ -8,6 +8,7 @@
 #include "internal.h"
 #include "poll.h"
 #include "pressure.h"
+#include "ringpoll.h"
 
 bool nowait_hook_is_ring_fd(int fd)
 {
@@ -44,4 +45,16 @@ void nowait_hook_fd_range_closing(unsigned int first, unsigned int last)
 {
 	if (!nw_in_engine)
 		nw_poll_fd_range_closing(first, last);
+}
+
+int nowait_hook_ring_pollfd_referenced(int pollfd)
+{
+	return nw_ring_watch_referenced(pollfd);
+}
+
+bool nowait_hook_ring_fd_learn(int fd)
+{
+	struct nw_ring *ring;
+
+	return nw_ring_lookup(fd, &ring) == 0;
 }

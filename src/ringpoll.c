@@ -76,11 +76,46 @@ static int ring_activate(struct nw_ring *t)
 	return ret;
 }
 
+/*
+ * Watchers of a ring's readiness from outside the engine (the preload's
+ * poll, select and epoll interposers, nowait_ring_pollfd): an eventfd
+ * each, of the watcher's own, written at every CQ commit of its ring. One
+ * each, not the shared poll_evfd, so that one watcher's drain (poll's
+ * level-triggered sleep needs one) never takes a wake-up meant for
+ * another, and each epoll registration is a file of its own. A watcher
+ * holds one count in its ring's ring_pollers, the announcement above.
+ * watch_lock is a leaf; ring_wake takes it only while watchers exist.
+ */
+#define NW_WATCH_MAX 1024
+
+static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct nw_ring_watch {
+	int fd; /* -1: a free slot */
+	struct nw_ring *ring;
+} watches[NW_WATCH_MAX];
+static unsigned int nr_watch_slots; /* slots ever used, under watch_lock */
+static unsigned int nr_watches;	    /* atomic */
+
+/* Write the eventfd of every watcher of ring's. */
+static void watches_wake(struct nw_ring *ring)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&watch_lock);
+	for (i = 0; i < nr_watch_slots; i++)
+		if (watches[i].ring == ring && watches[i].fd >= 0)
+			eventfd_write(watches[i].fd, 1);
+	pthread_mutex_unlock(&watch_lock);
+}
+
 /* Ring ring's CQ changed: wake the polls of its fd (poll_ops.wake). */
 static void ring_wake(struct nw_ring *ring)
 {
-	if (__atomic_load_n(&ring->ring_pollers, __ATOMIC_SEQ_CST))
+	if (__atomic_load_n(&ring->ring_pollers, __ATOMIC_SEQ_CST)) {
 		eventfd_write(ring->poll_evfd, 1);
+		if (__atomic_load_n(&nr_watches, __ATOMIC_ACQUIRE))
+			watches_wake(ring);
+	}
 }
 
 /*
@@ -228,6 +263,101 @@ static int ring_poll_issue(struct nw_req *req, struct nw_ring *t)
 	}
 	__atomic_sub_fetch(&t->ring_pollers, 1, __ATOMIC_RELAXED);
 	return ret;
+}
+
+/* The slot of watcher fd, or -1. Called with watch_lock held. */
+static int watch_find(int fd)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr_watch_slots; i++)
+		if (watches[i].fd == fd && watches[i].ring)
+			return (int)i;
+	return -1;
+}
+
+int nw_ring_watch_open(int ring_fd)
+{
+	struct nw_ring *t;
+	unsigned int i;
+	int fd, ret;
+
+	ret = nw_ring_lookup(ring_fd, &t);
+	if (!ret)
+		ret = ring_activate(t);
+	if (ret)
+		return ret;
+	fd = nw_fd_hide(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+	if (fd < 0)
+		return -errno;
+	pthread_mutex_lock(&watch_lock);
+	for (i = 0; i < nr_watch_slots && watches[i].ring; i++)
+		;
+	if (i < NW_WATCH_MAX) {
+		watches[i].fd = fd;
+		watches[i].ring = t;
+		if (i == nr_watch_slots)
+			nr_watch_slots++;
+		__atomic_add_fetch(&nr_watches, 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&watch_lock);
+	if (i == NW_WATCH_MAX) {
+		close(fd);
+		return -EMFILE;
+	}
+	/* The announcement: after it, every commit writes fd (see above). */
+	__atomic_add_fetch(&t->ring_pollers, 1, __ATOMIC_SEQ_CST);
+	return fd;
+}
+
+int nw_ring_watch_close(int pollfd)
+{
+	struct nw_ring *t = NULL;
+	int i;
+
+	pthread_mutex_lock(&watch_lock);
+	i = watch_find(pollfd);
+	if (i >= 0) {
+		t = watches[i].ring;
+		watches[i].ring = NULL;
+		watches[i].fd = -1;
+		__atomic_sub_fetch(&nr_watches, 1, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&watch_lock);
+	if (!t)
+		return -EBADF;
+	__atomic_sub_fetch(&t->ring_pollers, 1, __ATOMIC_RELAXED);
+	close(pollfd);
+	return 0;
+}
+
+/* The ring that fd names: a ring fd, or a watcher's eventfd. */
+static int watch_ring(int fd, struct nw_ring **tp)
+{
+	int i;
+
+	pthread_mutex_lock(&watch_lock);
+	i = watch_find(fd);
+	if (i >= 0)
+		*tp = watches[i].ring;
+	pthread_mutex_unlock(&watch_lock);
+	return i >= 0 ? 0 : nw_ring_lookup(fd, tp);
+}
+
+int nw_ring_watch_mask(int fd)
+{
+	struct nw_ring *t;
+	int ret = watch_ring(fd, &t);
+
+	return ret ? ret : (int)ring_mask(t);
+}
+
+int nw_ring_watch_referenced(int pollfd)
+{
+	struct nw_ring *t;
+	int ret = watch_ring(pollfd, &t);
+
+	return ret ? ret : nw_ring_referenced(t);
 }
 
 const struct nw_ring_poll_ops nw_ring_poll_ops = {

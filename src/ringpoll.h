@@ -46,4 +46,18 @@ extern const struct nw_ring_poll_ops nw_ring_poll_ops;
  */
 extern __thread struct nw_ring *nw_poll_activated;
 
+/*
+ * The readiness of a ring's fd outside the engine (nowait_ring_pollfd in
+ * nowait.h, the preload's poll and epoll interposers): open a watcher, an
+ * eventfd of the caller's written at every CQ commit of the ring from now
+ * on (fd or -errno); close it (0 or -EBADF); the ring's poll mask now, fd
+ * being the ring's fd or a watcher's (mask or -errno); does the ring of
+ * watcher pollfd still have an fd or a mapping of the program (1, 0 or
+ * -errno)? Any thread; watch_lock (a leaf) inside.
+ */
+int nw_ring_watch_open(int ring_fd);
+int nw_ring_watch_close(int pollfd);
+int nw_ring_watch_mask(int fd);
+int nw_ring_watch_referenced(int pollfd);
+
 #endif

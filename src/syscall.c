@@ -14,6 +14,7 @@
 #include "tctx.h"
 #include "trace.h"
 #include "poll.h"
+#include "ringpoll.h"
 #include <nowait.h>
 
 #define NW_ENTER_FLAGS                                     \
@@ -138,6 +139,31 @@ NW_EXPORT void nowait_fd_closing(int fd)
 {
 	if (!nw_in_engine) /* a signal handler that interrupted the engine */
 		nw_poll_fd_closing(fd);
+}
+
+NW_EXPORT int nowait_ring_pollfd(int ring_fd)
+{
+	int ret;
+
+	nw_in_engine++;
+	ret = nw_ring_watch_open(ring_fd);
+	nw_in_engine--;
+	return ret;
+}
+
+NW_EXPORT int nowait_ring_pollfd_close(int pollfd)
+{
+	int ret;
+
+	nw_in_engine++;
+	ret = nw_ring_watch_close(pollfd);
+	nw_in_engine--;
+	return ret;
+}
+
+NW_EXPORT int nowait_ring_poll_mask(int fd)
+{
+	return nw_ring_watch_mask(fd);
 }
 
 #define NW_STR_(x) #x
