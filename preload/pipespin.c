@@ -531,6 +531,7 @@ out_err:
 int nw_preload_ring_read(int fd); /* route.c */
 void nw_preload_fd_closing(int fd);
 void nw_preload_fd_range_closing(unsigned int first, unsigned int last);
+void nw_readiness_dup(int oldfd, int newfd); /* readiness.c */
 
 PUBLIC ssize_t read(int fd, void *buf, size_t count)
 {
@@ -628,8 +629,10 @@ PUBLIC int dup2(int oldfd, int newfd)
 	if (oldfd != newfd)
 		nw_preload_fd_closing(newfd);
 	r = real_dup2(oldfd, newfd);
-	if (r >= 0)
+	if (r >= 0) {
 		fd_forget(r);
+		nw_readiness_dup(oldfd, r);
+	}
 	return r;
 }
 
@@ -641,8 +644,10 @@ PUBLIC int dup3(int oldfd, int newfd, int flags)
 	if (oldfd != newfd)
 		nw_preload_fd_closing(newfd);
 	r = real_dup3(oldfd, newfd, flags);
-	if (r >= 0)
+	if (r >= 0) {
 		fd_forget(r);
+		nw_readiness_dup(oldfd, r);
+	}
 	return r;
 }
 

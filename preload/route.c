@@ -40,6 +40,10 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
+/* readiness.c: ring fds in poll, select and epoll. */
+void nw_readiness_fd_range_closing(unsigned int first, unsigned int last);
+bool nw_readiness_syscall(long nr, const long *a, long *res);
+
 static long (*real_syscall)(long nr, ...);
 static int user_mode; /* 1: io_uring calls go to the engine */
 
@@ -86,15 +90,19 @@ int nw_preload_ring_read(int fd)
 void nw_preload_fd_closing(int fd);
 void nw_preload_fd_closing(int fd)
 {
-	if (user_mode)
+	if (user_mode) {
 		nowait_hook_fd_closing(fd);
+		nw_readiness_fd_range_closing(fd, fd);
+	}
 }
 
 void nw_preload_fd_range_closing(unsigned int first, unsigned int last);
 void nw_preload_fd_range_closing(unsigned int first, unsigned int last)
 {
-	if (user_mode)
+	if (user_mode) {
 		nowait_hook_fd_range_closing(first, last);
+		nw_readiness_fd_range_closing(first, last);
+	}
 }
 
 /* libc's syscall(): -1 and errno on failure. */
@@ -110,6 +118,9 @@ EXPORT long syscall(long nr, ...)
 	/* Other libraries' constructors may call us before ours ran. */
 	if (!real_syscall)
 		real_syscall = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+	/* poll, select and epoll on ring fds: readiness.c */
+	if (user_mode && nw_readiness_syscall(nr, a, &r))
+		return r;
 	if (!user_mode || !is_uring(nr))
 		return real_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	r = engine_call(nr, a);
