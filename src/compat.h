@@ -26,4 +26,12 @@
  */
 #define NW_OP_LAST 49U
 
+/*
+ * The register opcodes of 6.18 end before this (IORING_REGISTER_QUERY is
+ * the last); 6.18's IORING_OP_LAST, which restrictions accept SQE opcodes
+ * below, whether or not the engine implements them.
+ */
+#define NW_REGISTER_LAST  36U
+#define NW_KERNEL_OP_LAST 63U
+
 #endif /* NW_COMPAT_H */

@@ -208,6 +208,14 @@ struct nw_ring {
 	unsigned int nr_overflowed; /* CQEs that went to the overflow list */
 	pid_t submitter_tid;	    /* SINGLE_ISSUER: 0 until fixed */
 	bool disabled;		    /* R_DISABLED until ENABLE_RINGS */
+	/*
+	 * IORING_REGISTER_RESTRICTIONS (register.c): what was registered
+	 * while disabled, in force (restricted) from ENABLE_RINGS on.
+	 */
+	bool restricted, restrict_registered;
+	uint8_t restrict_flags_allowed, restrict_flags_required;
+	uint64_t restrict_reg_ops;    /* bit per register opcode */
+	uint64_t restrict_sqe_ops[4]; /* bit per SQE opcode */
 	struct nw_sqd *sqd; /* SQPOLL: the poller serving it (sqpoll.c) */
 
 	/* The engine's own mappings of the rings and SQEs (ringmem.c). */
@@ -330,6 +338,23 @@ static inline struct io_uring_sqe *nw_sqe_at(struct nw_ring *ring,
 {
 	return (struct io_uring_sqe *)(ring->sqes +
 				       ((size_t)idx << ring->sqe_shift));
+}
+
+/*
+ * io_check_restriction: on a restricted ring, may an SQE with this opcode
+ * and these flags run? The required flags must all be there, and no flag
+ * that is neither allowed nor required.
+ */
+static inline bool nw_restrict_sqe_ok(const struct nw_ring *ring,
+				      unsigned int opcode, unsigned int flags)
+{
+	unsigned int req = ring->restrict_flags_required;
+
+	if (!(ring->restrict_sqe_ops[(opcode & 255) / 64] >> (opcode % 64) & 1))
+		return false;
+	if ((flags & req) != req)
+		return false;
+	return !(flags & ~(ring->restrict_flags_allowed | req));
 }
 
 /*

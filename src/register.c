@@ -131,6 +131,70 @@ static int reg_unregister_eventfd(struct nw_ring *ring, void *arg,
 	return 0;
 }
 
+/* Set the bits one restriction entry asks for; -EINVAL for a bad one. */
+static int restrict_one(struct nw_ring *ring,
+			const struct io_uring_restriction *res)
+{
+	switch (res->opcode) {
+	case IORING_RESTRICTION_REGISTER_OP:
+		if (res->register_op >= NW_REGISTER_LAST)
+			return -EINVAL;
+		ring->restrict_reg_ops |= 1ULL << res->register_op;
+		return 0;
+	case IORING_RESTRICTION_SQE_OP:
+		if (res->sqe_op >= NW_KERNEL_OP_LAST)
+			return -EINVAL;
+		ring->restrict_sqe_ops[res->sqe_op / 64] |=
+			1ULL << (res->sqe_op % 64);
+		return 0;
+	case IORING_RESTRICTION_SQE_FLAGS_ALLOWED:
+		ring->restrict_flags_allowed = res->sqe_flags;
+		return 0;
+	case IORING_RESTRICTION_SQE_FLAGS_REQUIRED:
+		ring->restrict_flags_required = res->sqe_flags;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static void restrict_reset(struct nw_ring *ring)
+{
+	ring->restrict_reg_ops = 0;
+	memset(ring->restrict_sqe_ops, 0, sizeof(ring->restrict_sqe_ops));
+	ring->restrict_flags_allowed = ring->restrict_flags_required = 0;
+}
+
+#define NW_MAX_RESTRICTIONS \
+	(IORING_RESTRICTION_LAST + NW_REGISTER_LAST + NW_KERNEL_OP_LAST)
+
+/*
+ * IORING_REGISTER_RESTRICTIONS: only while R_DISABLED, and once. All the
+ * entries are copied before any is looked at (a fault is -EFAULT); a bad
+ * one undoes the others.
+ */
+static int reg_restrictions(struct nw_ring *ring, void *arg,
+			    unsigned int nr_args)
+{
+	struct io_uring_restriction res[NW_MAX_RESTRICTIONS];
+	int ret = 0;
+
+	if (!ring->disabled)
+		return -EBADFD;
+	if (ring->restrict_registered)
+		return -EBUSY;
+	if (!arg || nr_args > NW_MAX_RESTRICTIONS)
+		return -EINVAL;
+	if (nw_copy_from_user(res, arg, nr_args * sizeof(res[0])))
+		return -EFAULT;
+	for (unsigned int i = 0; i < nr_args && !ret; i++)
+		ret = restrict_one(ring, &res[i]);
+	if (ret)
+		restrict_reset(ring);
+	else
+		ring->restrict_registered = true;
+	return ret;
+}
+
 /* IORING_REGISTER_ENABLE_RINGS: start an R_DISABLED ring. */
 static int reg_enable_rings(struct nw_ring *ring, void *arg,
 			    unsigned int nr_args)
@@ -141,6 +205,9 @@ static int reg_enable_rings(struct nw_ring *ring, void *arg,
 		return -EBADFD;
 	if (ring->single_issuer && !ring->submitter_tid)
 		ring->submitter_tid = nw_gettid();
+	/* Before the ring is enabled: its first SQE sees it. */
+	if (ring->restrict_registered)
+		WRITE_ONCE(ring->restricted, true);
 	WRITE_ONCE(ring->disabled, false);
 	nw_sqpoll_wake(ring); /* a sleeping SQPOLL poller looks again */
 	return 0;
@@ -170,7 +237,7 @@ static int reg_iowq_max_workers(struct nw_ring *ring, void *arg,
 }
 
 /* clang-format off */
-static const struct nw_regdef nw_regdefs[IORING_REGISTER_LAST] = {
+static const struct nw_regdef nw_regdefs[NW_REGISTER_LAST] = {
 	[IORING_REGISTER_BUFFERS]	= { "BUFFERS", nw_rsrc_register_buffers },
 	[IORING_UNREGISTER_BUFFERS]	= { "UNREGISTER_BUFFERS",
 					    nw_rsrc_unregister_buffers },
@@ -184,6 +251,7 @@ static const struct nw_regdef nw_regdefs[IORING_REGISTER_LAST] = {
 					    reg_unregister_eventfd },
 	[IORING_REGISTER_EVENTFD_ASYNC]	= { "EVENTFD_ASYNC", reg_eventfd_async },
 	[IORING_REGISTER_PROBE]		= { "PROBE", reg_probe },
+	[IORING_REGISTER_RESTRICTIONS]	= { "RESTRICTIONS", reg_restrictions },
 	[IORING_REGISTER_ENABLE_RINGS]	= { "ENABLE_RINGS", reg_enable_rings },
 	[IORING_REGISTER_SYNC_CANCEL]	= { "SYNC_CANCEL", nw_sync_cancel },
 	[IORING_REGISTER_RING_FDS]	= { "RING_FDS", nw_ringfd_register },
@@ -208,7 +276,7 @@ static const struct nw_regdef nw_regdefs[IORING_REGISTER_LAST] = {
 
 const char *nw_register_name(unsigned int opcode)
 {
-	return opcode < IORING_REGISTER_LAST ? nw_regdefs[opcode].name : NULL;
+	return opcode < NW_REGISTER_LAST ? nw_regdefs[opcode].name : NULL;
 }
 
 int nw_register(struct nw_ring *ring, unsigned int opcode, void *arg,
@@ -216,13 +284,19 @@ int nw_register(struct nw_ring *ring, unsigned int opcode, void *arg,
 {
 	int ret;
 
-	if (opcode >= IORING_REGISTER_LAST || !nw_regdefs[opcode].handler)
+	if (opcode >= NW_REGISTER_LAST)
 		return -EINVAL;
 	if (ring->single_issuer && ring->submitter_tid &&
 	    ring->submitter_tid != nw_gettid())
 		return -EEXIST;
 	pthread_mutex_lock(&ring->reg_lock);
-	ret = nw_regdefs[opcode].handler(ring, arg, nr_args);
+	/* A restricted ring's check comes before the opcode is known. */
+	if (ring->restricted && !(ring->restrict_reg_ops >> opcode & 1))
+		ret = -EACCES;
+	else if (!nw_regdefs[opcode].handler)
+		ret = -EINVAL; /* not built: as on a kernel without it */
+	else
+		ret = nw_regdefs[opcode].handler(ring, arg, nr_args);
 	pthread_mutex_unlock(&ring->reg_lock);
 	return ret;
 }

@@ -334,6 +334,11 @@ static int init_req(struct nw_ring *ring, struct nw_req *req,
 		if (sqe_flags & IOSQE_CQE_SKIP_SUCCESS)
 			ring->drain_disabled = true;
 	}
+	/* After the flag checks, drain_disabled's -EOPNOTSUPP included. */
+	if (unlikely(ring->restricted) &&
+	    !((sqe_flags & IOSQE_IO_DRAIN) && ring->drain_disabled) &&
+	    !nw_restrict_sqe_ok(ring, req->opcode, sqe_flags))
+		return -EACCES;
 	if (unlikely((sqe_flags & IOSQE_IO_DRAIN) || ring->drain_next)) {
 		int ret = nw_drain_init(ring, req);
 
@@ -399,7 +404,7 @@ static inline int submit_fast(struct nw_ring *ring,
 	if (unlikely((head & 0xffffff00) || !def->always_inline ||
 		     nw_traced(ring) || READ_ONCE(sqe->personality) ||
 		     ring->link_head || ring->drain_active ||
-		     ring->cqe_shift != 4))
+		     ring->restricted || ring->cqe_shift != 4))
 		return -1;
 	req.ring = ring;
 	req.opcode = opcode;
@@ -583,7 +588,7 @@ int nw_submit_sqes(struct nw_ring *ring, unsigned int nr)
 			 __ATOMIC_RELAXED);
 	nw_cq_begin_batch(ring);
 	if (ring->cq_room && !ring->link_head && !ring->drain_active &&
-	    !nw_traced(ring)) {
+	    !nw_traced(ring) && !ring->restricted) {
 		left -= submit_fast_run(ring, left);
 		if (!left)
 			goto out;

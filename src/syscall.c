@@ -115,7 +115,7 @@ NW_EXPORT int nowait_register(int fd, unsigned int opcode, void *arg,
 	int ret;
 
 	opcode &= ~IORING_REGISTER_USE_REGISTERED_RING;
-	if (opcode >= IORING_REGISTER_LAST)
+	if (opcode >= NW_REGISTER_LAST)
 		return -EINVAL;
 	/* fd -1 is for "blind" opcodes that need no ring; none are built. */
 	if (fd == -1)
