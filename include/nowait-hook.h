@@ -68,4 +68,11 @@ void nowait_hook_fd_range_closing(unsigned int first, unsigned int last);
  */
 int nowait_hook_ring_pollfd_referenced(int pollfd);
 
+/*
+ * Epoll fd fd holds a ring fd (on) or no longer does: its wake-ups come
+ * from CQ posts, and a multishot poll of the engine's on it turns oneshot
+ * at its first, as the kernel's does on EPOLL_URING_WAKE.
+ */
+void nowait_hook_uring_wake_fd(int fd, bool on);
+
 #endif /* NOWAIT_HOOK_H */

@@ -104,6 +104,8 @@ static void epfd_mark(int epfd, bool on)
 	unsigned long bit = 1UL << (epfd % (8 * sizeof(long)));
 	unsigned long *w = &epfd_bits[epfd / (8 * sizeof(long))];
 
+	/* The engine's multishot polls on epfd: EPOLL_URING_WAKE's effect. */
+	nowait_hook_uring_wake_fd(epfd, on);
 	if ((unsigned int)epfd >= EPFD_BITS)
 		return;
 	if (on)
@@ -561,6 +563,19 @@ static void reg_kick(struct reg *g)
 	eventfd_write(g->pollfd, 1);
 }
 
+/*
+ * After ADD or MOD: the kernel polls the file then, and a ready one is
+ * reported (and wakes a waiter). g's pollfd is in the set already, so a
+ * post after this look is an edge of its own. Under reg_lock.
+ */
+static void reg_look(struct reg *g)
+{
+	int mask = nowait_ring_poll_mask(g->pollfd);
+
+	if (mask > 0 && (mask & (g->events | EPOLLERR | EPOLLHUP)))
+		reg_kick(g);
+}
+
 static int reg_add(int epfd, int fd, const struct epoll_event *ev)
 {
 	struct epoll_event mine = {.events = EPOLLIN | EPOLLET};
@@ -594,8 +609,7 @@ static int reg_add(int epfd, int fd, const struct epoll_event *ev)
 			       .armed = true};
 	__atomic_add_fetch(&nr_regs, 1, __ATOMIC_RELAXED);
 	epfd_mark(epfd, true);
-	/* The kernel looks at the file as it inserts it: so does the wait. */
-	reg_kick(&regs[i]);
+	reg_look(&regs[i]);
 	return 0;
 }
 
@@ -647,7 +661,7 @@ static int ring_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 			g->events = e.events;
 			g->data = e.data;
 			g->armed = true;
-			reg_kick(g);
+			reg_look(g);
 		}
 	} else if (op == EPOLL_CTL_DEL) {
 		ret = g ? 0 : -ENOENT;

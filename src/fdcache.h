@@ -78,5 +78,12 @@ int nw_fd_owned_next(int fd);
 /* Rings visited by the close hooks so far (for tests: a close's cost). */
 unsigned long nw_fd_close_visits(void);
 void nw_fd_close_visit(void);
+/*
+ * fd's wake-ups come from rings' CQ posts (an epoll fd that holds a ring
+ * fd, the preload says): a multishot poll on it turns oneshot at its
+ * first wake-up, as the kernel's does on EPOLL_URING_WAKE. Any lock.
+ */
+void nw_fd_set_uring_wake(int fd, bool on);
+bool nw_fd_uring_wake(int fd);
 
 #endif

@@ -6,6 +6,7 @@
  */
 #include <nowait-hook.h>
 #include "internal.h"
+#include "fdcache.h"
 #include "poll.h"
 #include "pressure.h"
 #include "ringpoll.h"
@@ -57,4 +58,9 @@ bool nowait_hook_ring_fd_learn(int fd)
 	struct nw_ring *ring;
 
 	return nw_ring_lookup(fd, &ring) == 0;
+}
+
+void nowait_hook_uring_wake_fd(int fd, bool on)
+{
+	nw_fd_set_uring_wake(fd, on);
 }

@@ -262,6 +262,7 @@ static void pollfd_event(struct nw_ring *ring, struct nw_pollfd *pfd,
 			 unsigned int ev, struct nw_list *ready)
 {
 	struct nw_list *pos, *tmp;
+	bool uring_wake = !pfd->target && nw_fd_uring_wake(pfd->fd);
 
 	if (ev & (NW_POLLIN | NW_POLLPRI | NW_POLLRDHUP | NW_POLL_ALWAYS))
 		pfd->in_seq++;
@@ -278,6 +279,9 @@ static void pollfd_event(struct nw_ring *ring, struct nw_pollfd *pfd,
 		} else if (!hit) {
 			continue;
 		}
+		/* A ring's own post woke it: no multishot loop through it. */
+		if (uring_wake)
+			req->flags &= ~NW_REQ_F_MSHOT;
 		if (req->flags & NW_REQ_F_MSHOT) {
 			req->poll_events |= ev; /* stays parked: mshot_tw */
 			continue;

@@ -482,6 +482,46 @@ static void test_mixed_pipe(void)
 	t_ring_exit(&r);
 }
 
+/*
+ * A multishot POLL_ADD on an epoll fd that holds the ring (liburing's
+ * eploop): the NOP's post wakes the set, whose poll posts, which would
+ * wake it again; the kernel marks its own posts' wake-ups
+ * (EPOLL_URING_WAKE) and ends such a multishot at the first: one poll
+ * CQE, without IORING_CQE_F_MORE, and nothing after it.
+ */
+static void test_mshot_on_epoll(void)
+{
+	struct io_uring_cqe cqe;
+	struct io_uring_sqe *sqe;
+	bool nop = false, polled = false;
+	struct t_ring r;
+	int epfd;
+
+	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
+	epfd = epoll_with(r.fd, EPOLLIN, 1);
+	sqe = t_get_sqe(&r);
+	T_ASSERT(sqe != NULL);
+	t_prep_poll_add(sqe, epfd, POLLIN, IORING_POLL_ADD_MULTI, 1);
+	T_ASSERT_EQ(t_submit(&r), 1);
+	T_ASSERT_EQ(t_peek_cqe(&r, &cqe), -EAGAIN); /* the set is idle */
+	post_nop(&r, 2);
+	for (int i = 0; i < 2; i++) {
+		T_ASSERT_EQ(t_wait_cqe_timeout(&r, &cqe, LONG_MS), 0);
+		if (cqe.user_data == 2) {
+			nop = true;
+			continue;
+		}
+		T_ASSERT_EQ(cqe.user_data, 1);
+		T_ASSERT_EQ(cqe.res, POLLIN);
+		T_ASSERT_EQ(cqe.flags & IORING_CQE_F_MORE, 0);
+		polled = true;
+	}
+	T_ASSERT(nop && polled);
+	T_ASSERT_NE(t_wait_cqe_timeout(&r, &cqe, 50), 0);
+	close(epfd);
+	t_ring_exit(&r);
+}
+
 static void run_checks(void)
 {
 	test_idle_sleeps();
@@ -492,6 +532,7 @@ static void run_checks(void)
 	test_sets_and_dups();
 	test_close_registered();
 	test_mixed_pipe();
+	test_mshot_on_epoll();
 }
 
 /* nowait.h's protocol: announce, drain, look, sleep; 0 or 1 (ready). */
