@@ -296,17 +296,19 @@ static int poll_rings(struct pollfd *fds, nfds_t n, int *ring, struct pollfd *w,
 		ring[i] = nw_preload_ring_read(fds[i].fd) ? fds[i].fd : -1;
 	if (any_ring_ready(fds, n, ring) || (ts && !ts->tv_sec && !ts->tv_nsec))
 		return answer_now(fds, w, n, ring);
-	for (nfds_t i = 0; i < n; i++) {
+	r = 0;
+	for (nfds_t i = 0; i < n && !r; i++) {
 		if (ring[i] < 0)
 			continue;
 		ring[i] = nowait_ring_pollfd(fds[i].fd);
 		if (ring[i] < 0) {
-			/* No pollfd: answer as if from the mask alone. */
 			ring[i] = fds[i].fd;
-			return answer_now(fds, w, n, ring);
+			r = -1;
 		}
 	}
-	r = sleep_rounds(fds, w, n, ring, deadline, sigmask);
+	/* No pollfd (no fd left): answer as if from the mask alone. */
+	r = r ? answer_now(fds, w, n, ring)
+	      : sleep_rounds(fds, w, n, ring, deadline, sigmask);
 	err = errno;
 	for (nfds_t i = 0; i < n; i++)
 		if (ring[i] >= 0 && ring[i] != fds[i].fd)
@@ -627,10 +629,10 @@ static int epoll_kind(int epfd)
 	return strcmp(target, "anon_inode:[eventpoll]") ? -EINVAL : 0;
 }
 
+/* The kernel's EPOLLEXCLUSIVE_OK_BITS. */
 #define EXCLUSIVE_OK                                                        \
 	(EPOLLIN | EPOLLOUT | EPOLLERR | EPOLLHUP | EPOLLWAKEUP | EPOLLET | \
-	 EPOLLEXCLUSIVE | EPOLLRDNORM | EPOLLRDBAND | EPOLLWRNORM |         \
-	 EPOLLWRBAND | EPOLLPRI | EPOLLMSG | EPOLLRDHUP)
+	 EPOLLEXCLUSIVE)
 
 /* epoll_ctl on ring fd fd, in the kernel's order of checks. -errno. */
 static int ring_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
