@@ -522,6 +522,50 @@ static void test_mshot_on_epoll(void)
 	t_ring_exit(&r);
 }
 
+/*
+ * A DEFER_TASKRUN ring: a READ parked on a pipe completes only in enter,
+ * but the ring fd is readable once its task work waits (io_uring_poll
+ * looks at the work list). Not for epoll: this kernel queues the work
+ * without waking the ring's pollers, so a set learns of it only at the
+ * next post (nowait's reports it; not asserted either way).
+ */
+static void test_defer_taskrun(void)
+{
+	struct io_uring_params p = {.flags = IORING_SETUP_SINGLE_ISSUER |
+					     IORING_SETUP_DEFER_TASKRUN};
+	struct pollfd pf;
+	struct epoll_event ev;
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe cqe;
+	struct t_ring r;
+	int pp[2], epfd;
+	char buf[4];
+
+	if (t_ring_init(&r, 8, &p)) {
+		printf("defer_taskrun part skipped: no DEFER_TASKRUN\n");
+		return;
+	}
+	T_ASSERT_EQ(pipe(pp), 0);
+	epfd = epoll_with(r.fd, EPOLLIN, 4);
+	sqe = t_get_sqe(&r);
+	T_ASSERT(sqe != NULL);
+	t_prep_rw(sqe, IORING_OP_READ, pp[0], buf, sizeof(buf), 0, 1);
+	T_ASSERT_EQ(t_submit(&r), 1);
+	pf = (struct pollfd){.fd = r.fd, .events = POLLIN};
+	T_ASSERT_EQ(poll(&pf, 1, 20), 0);
+	T_ASSERT_EQ(ep_wait(epfd, &ev, 1, 0), 0);
+	T_ASSERT_EQ(write(pp[1], "abc", 3), 3);
+	T_ASSERT_EQ(poll(&pf, 1, LONG_MS), 1);
+	T_ASSERT_EQ(pf.revents, POLLIN);
+	T_ASSERT_EQ(t_wait_cqe_timeout(&r, &cqe, LONG_MS), 0);
+	T_ASSERT_EQ(cqe.res, 3);
+	T_ASSERT_EQ(poll(&pf, 1, 0), 0);
+	close(epfd);
+	close(pp[0]);
+	close(pp[1]);
+	t_ring_exit(&r);
+}
+
 static void run_checks(void)
 {
 	test_idle_sleeps();
@@ -533,6 +577,7 @@ static void run_checks(void)
 	test_close_registered();
 	test_mixed_pipe();
 	test_mshot_on_epoll();
+	test_defer_taskrun();
 }
 
 /* nowait.h's protocol: announce, drain, look, sleep; 0 or 1 (ready). */
