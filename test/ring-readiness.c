@@ -421,6 +421,42 @@ static void test_close_registered(void)
 	t_ring_exit(&r);
 }
 
+/* The other syscall() forms, with a CQE of r waiting. */
+static void syscall_forms(struct t_ring *r, int nfds)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = 21};
+	struct timespec ts = {1, 0};
+	struct timeval tv = {1, 0};
+	int epfd = epoll_create1(EPOLL_CLOEXEC);
+	fd_set rs;
+
+	T_ASSERT_GE(epfd, 0);
+	T_ASSERT_EQ(syscall(SYS_epoll_ctl, epfd, EPOLL_CTL_ADD, r->fd, &ev), 0);
+	memset(&ev, 0, sizeof(ev));
+	T_ASSERT_EQ(syscall(SYS_epoll_pwait, epfd, &ev, 1, LONG_MS, NULL, 8),
+		    1);
+	T_ASSERT_EQ(ev.data.u64, 21);
+#ifdef SYS_epoll_pwait2
+	memset(&ev, 0, sizeof(ev));
+	if (syscall(SYS_epoll_pwait2, epfd, &ev, 1, &ts, NULL, 8) != -1 ||
+	    errno != ENOSYS) {
+		T_ASSERT_EQ(ev.data.u64, 21);
+	}
+#endif
+	T_ASSERT_EQ(syscall(SYS_epoll_ctl, epfd, EPOLL_CTL_DEL, r->fd, NULL),
+		    0);
+	T_ASSERT_EQ(syscall(SYS_epoll_wait, epfd, &ev, 1, 0), 0);
+	FD_ZERO(&rs);
+	FD_SET(r->fd, &rs);
+	T_ASSERT_EQ(syscall(SYS_select, nfds, &rs, NULL, NULL, &tv), 1);
+	T_ASSERT(FD_ISSET(r->fd, &rs));
+	FD_ZERO(&rs);
+	FD_SET(r->fd, &rs);
+	T_ASSERT_EQ(syscall(SYS_pselect6, nfds, &rs, NULL, NULL, &ts, NULL), 1);
+	T_ASSERT(FD_ISSET(r->fd, &rs));
+	close(epfd);
+}
+
 /* A pipe beside the ring, in poll, select and epoll. */
 static void test_mixed_pipe(void)
 {
@@ -475,7 +511,17 @@ static void test_mixed_pipe(void)
 	T_ASSERT_EQ(ev[0].data.u64, 1);
 	T_ASSERT_EQ(syscall(SYS_poll, pf, 2, LONG_MS), 1);
 	T_ASSERT_EQ(pf[1].revents, POLLIN);
+	syscall_forms(&r, nfds);
 	reap(&r, 1);
+	FD_ZERO(&rs);
+	FD_SET(r.fd, &rs);
+	T_ASSERT_EQ(syscall(SYS_select, nfds, &rs, NULL, NULL,
+			    &(struct timeval){0, 10000}),
+		    0);
+	FD_SET(r.fd, &rs);
+	T_ASSERT_EQ(syscall(SYS_pselect6, nfds, &rs, NULL, NULL,
+			    &(struct timespec){0, 10000000}, NULL),
+		    0);
 	close(epfd);
 	close(p[0]);
 	close(p[1]);
