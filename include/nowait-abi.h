@@ -94,4 +94,28 @@
 #define IORING_NOP_CQE32 (1U << 5)
 #endif
 
+/*
+ * Opcodes after 6.1's IORING_OP_LAST (49), by their kernel numbers. Enum
+ * constants in newer headers, which #ifndef cannot see, so named NW_OP_*.
+ */
+#define NW_OP_READ_MULTISHOT   49
+#define NW_OP_WAITID	       50
+#define NW_OP_FUTEX_WAIT       51
+#define NW_OP_FUTEX_WAKE       52
+#define NW_OP_FUTEX_WAITV      53
+#define NW_OP_FIXED_FD_INSTALL 54
+#define NW_OP_FTRUNCATE	       55
+#define NW_OP_BIND	       56
+#define NW_OP_LISTEN	       57
+#define NW_OP_RECV_ZC	       58
+#define NW_OP_EPOLL_WAIT       59
+#define NW_OP_READV_FIXED      60
+#define NW_OP_WRITEV_FIXED     61
+#define NW_OP_PIPE	       62
+
+/* IORING_OP_FIXED_FD_INSTALL's flag (sqe->install_fd_flags), 6.8. */
+#ifndef IORING_FIXED_FD_NO_CLOEXEC
+#define IORING_FIXED_FD_NO_CLOEXEC (1U << 0)
+#endif
+
 #endif /* NOWAIT_ABI_H */

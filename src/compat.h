@@ -21,10 +21,11 @@
 
 /*
  * Our own "last opcode we know", independent of the installed header: the
- * probe's last_op and the table size. 6.1's IORING_OP_LAST is 49 (after
- * SENDMSG_ZC); later opcodes are added here as they are implemented.
+ * probe's last_op and the table size. 6.18's IORING_OP_LAST is 63 (after
+ * PIPE), its probe's last_op 62; an opcode below it without an issue
+ * handler is reported unsupported, as a kernel reports one it lacks.
  */
-#define NW_OP_LAST 49U
+#define NW_OP_LAST 63U
 
 /*
  * The register opcodes of 6.18 end before this (IORING_REGISTER_QUERY is

@@ -305,6 +305,31 @@ const struct nw_issue_def nw_issue_defs[NW_OP_TABLE_SIZE]
 		.prep		= nw_socket_prep,
 		.issue		= nw_socket_issue,
 	},
+	[NW_OP_FIXED_FD_INSTALL] = {
+		.needs_file	= 1,
+		.prep		= nw_fd_install_prep,
+		.issue		= nw_fd_install_issue,
+	},
+	[NW_OP_FTRUNCATE] = {
+		.needs_file	= 1,
+		.always_punt	= 1,
+		.prep		= nw_ftruncate_prep,
+		.issue		= nw_ftruncate_issue,
+	},
+	[NW_OP_BIND] = {
+		.needs_file	= 1,
+		.prep		= nw_bind_prep,
+		.issue		= nw_bind_issue,
+	},
+	[NW_OP_LISTEN] = {
+		.needs_file	= 1,
+		.prep		= nw_listen_prep,
+		.issue		= nw_listen_issue,
+	},
+	[NW_OP_PIPE] = {
+		.prep		= nw_pipe_prep,
+		.issue		= nw_pipe_issue,
+	},
 };
 /* clang-format on */
 
@@ -481,6 +506,22 @@ const struct nw_cold_def nw_cold_defs[NW_OP_LAST] = {
 	},
 	[IORING_OP_SOCKET] = {
 		.name		= "SOCKET",
+	},
+	[NW_OP_FIXED_FD_INSTALL] = {
+		.name		= "FIXED_FD_INSTALL",
+	},
+	[NW_OP_FTRUNCATE] = {
+		.name		= "FTRUNCATE",
+	},
+	[NW_OP_BIND] = {
+		.name		= "BIND",
+		.cleanup	= nw_net_cleanup,
+	},
+	[NW_OP_LISTEN] = {
+		.name		= "LISTEN",
+	},
+	[NW_OP_PIPE] = {
+		.name		= "PIPE",
 	},
 };
 /* clang-format on */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * OPENAT, OPENAT2, CLOSE. Semantics: kernel io_uring/openclose.c (6.18),
- * reference/kernel-semantics.md 1.8 and 5.
+ * OPENAT, OPENAT2, CLOSE, PIPE, FIXED_FD_INSTALL. Semantics: kernel
+ * io_uring/openclose.c (6.18), reference/kernel-semantics.md 1.8 and 5.
  *
  * Opens: prep copies the path (and OPENAT2's struct open_how, with
  * copy_struct_from_user's rules). An open that creates or truncates
@@ -22,6 +22,13 @@
  * of range, -ENFILE with no free slot for IORING_FILE_INDEX_ALLOC) comes
  * after the file was created. The result is 0, or the slot allocated.
  * CLOSE with file_index closes the slot (-EBADF if empty).
+ *
+ * PIPE: pipe2(2), the two fds written back (-EFAULT closes them); into
+ * fixed slots, the read end goes to file_index's slot and the write end
+ * to the next (or both to allocated slots), O_CLOEXEC is -EINVAL there.
+ * FIXED_FD_INSTALL dups a direct descriptor's file to the lowest free
+ * number (close-on-exec unless IORING_FIXED_FD_NO_CLOEXEC), as the
+ * kernel's receive_fd; without IOSQE_FIXED_FILE it is -EBADF at prep.
  *
  * CLOSE runs inline (the kernel punts files with a ->flush method, which
  * user space cannot see; close(2) does the flush either way). Closing a
@@ -309,5 +316,127 @@ int nw_close_issue(struct nw_req *req, unsigned int issue_flags)
 	if (ret < 0)
 		return ret;
 	req->res = 0;
+	return NW_COMPLETE;
+}
+
+/* ---- PIPE ---- */
+
+struct nw_pipe {
+	uint64_t fds; /* the program's int[2] */
+	int flags;
+	uint32_t file_slot; /* slot + 1, IORING_FILE_INDEX_ALLOC, or 0 */
+};
+
+#ifndef O_NOTIFICATION_PIPE
+#define O_NOTIFICATION_PIPE O_EXCL
+#endif
+
+int nw_pipe_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
+{
+	struct nw_pipe *p = nw_req_cmd(req, struct nw_pipe);
+
+	if (READ_ONCE(sqe->fd) || READ_ONCE(sqe->off) || READ_ONCE(sqe->addr3))
+		return -EINVAL;
+	p->fds = READ_ONCE(sqe->addr);
+	p->flags = (int)READ_ONCE(sqe->rw_flags); /* pipe_flags */
+	if (p->flags &
+	    ~(O_CLOEXEC | O_NONBLOCK | O_DIRECT | O_NOTIFICATION_PIPE))
+		return -EINVAL;
+	p->file_slot = READ_ONCE(sqe->file_index);
+	return 0;
+}
+
+/*
+ * io_pipe_fixed: the read end into the slot (or an allocated one), the
+ * write end into the next (or another allocated one); the slots' indexes
+ * are written back. Either failing undoes the other.
+ */
+static int pipe_fixed(struct nw_req *req, struct nw_pipe *p, int fds[2])
+{
+	bool alloc = p->file_slot == IORING_FILE_INDEX_ALLOC;
+	int out[2] = {-1, -1}, ret;
+
+	ret = nw_rsrc_install(req->ring, fds[0], p->file_slot, req);
+	if (ret < 0) {
+		close(fds[1]);
+		return ret;
+	}
+	out[0] = alloc ? ret : (int)p->file_slot - 1;
+	ret = nw_rsrc_install(req->ring, fds[1],
+			      alloc ? p->file_slot : p->file_slot + 1, req);
+	if (ret >= 0) {
+		out[1] = alloc ? ret : (int)p->file_slot;
+		if (!nw_copy_to_user((void *)(uintptr_t)p->fds, out,
+				     sizeof(out)))
+			return 0;
+		ret = -EFAULT;
+	}
+	nw_rsrc_remove(req->ring, (unsigned int)out[0], req);
+	if (out[1] >= 0)
+		nw_rsrc_remove(req->ring, (unsigned int)out[1], req);
+	return ret;
+}
+
+int nw_pipe_issue(struct nw_req *req, unsigned int issue_flags)
+{
+	struct nw_pipe *p = nw_req_cmd(req, struct nw_pipe);
+	int fds[2], ret;
+
+	(void)issue_flags; /* pipe2(2) does not block */
+	if (p->file_slot && (p->flags & O_CLOEXEC))
+		return -EINVAL;
+	if (pipe2(fds, p->flags))
+		return -errno;
+	if (p->file_slot) {
+		ret = pipe_fixed(req, p, fds);
+		if (ret < 0)
+			return ret;
+	} else if (nw_copy_to_user((void *)(uintptr_t)p->fds, fds,
+				   sizeof(fds))) {
+		close(fds[0]);
+		close(fds[1]);
+		return -EFAULT;
+	}
+	req->res = 0;
+	return NW_COMPLETE;
+}
+
+/* ---- FIXED_FD_INSTALL ---- */
+
+struct nw_fd_install {
+	int cmd; /* F_DUPFD_CLOEXEC, or F_DUPFD with IORING_FIXED_FD_NO_CLOEXEC */
+};
+
+int nw_fd_install_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
+{
+	struct nw_fd_install *fi = nw_req_cmd(req, struct nw_fd_install);
+	unsigned int flags;
+
+	if (READ_ONCE(sqe->off) || READ_ONCE(sqe->addr) ||
+	    READ_ONCE(sqe->len) || READ_ONCE(sqe->buf_index) ||
+	    READ_ONCE(sqe->splice_fd_in) || READ_ONCE(sqe->addr3))
+		return -EINVAL;
+	/* Only a direct descriptor is installed. */
+	if (!(req->sqe_flags & IOSQE_FIXED_FILE))
+		return -EBADF;
+	flags = READ_ONCE(sqe->rw_flags); /* install_fd_flags */
+	if (flags & ~IORING_FIXED_FD_NO_CLOEXEC)
+		return -EINVAL;
+	fi->cmd = (flags & IORING_FIXED_FD_NO_CLOEXEC) ? F_DUPFD
+						       : F_DUPFD_CLOEXEC;
+	return 0;
+}
+
+/* receive_fd: the slot's file at the lowest free number of the process. */
+int nw_fd_install_issue(struct nw_req *req, unsigned int issue_flags)
+{
+	struct nw_fd_install *fi = nw_req_cmd(req, struct nw_fd_install);
+	int fd;
+
+	(void)issue_flags;
+	fd = fcntl(req->fd, fi->cmd, 0);
+	if (fd < 0)
+		return -errno;
+	req->res = fd;
 	return NW_COMPLETE;
 }

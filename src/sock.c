@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ACCEPT (multishot included), CONNECT, SHUTDOWN, SOCKET: a socket's
+ * ACCEPT (multishot included), CONNECT, SHUTDOWN, SOCKET, BIND, LISTEN: a socket's
  * life-cycle, from its creation to its connections and its shutdown (data
  * moves in net.c). Semantics: kernel io_uring/net.c (6.18) and
  * reference/kernel-semantics.md 1.2-1.5 and 5.
@@ -12,7 +12,7 @@
  * the poll and the accept4 on a blocking listener). A worker may block.
  * CONNECT: on a blocking socket connect blocks, so it goes to a worker; on
  * an O_NONBLOCK socket EINPROGRESS parks it for POLLOUT and SO_ERROR gives
- * the result. SHUTDOWN and SOCKET run inline.
+ * the result. SHUTDOWN, SOCKET, BIND and LISTEN run inline (none blocks).
  *
  * ACCEPT and SOCKET install into a fixed slot when file_index is set
  * (rsrc.c). Multishot ACCEPT is armed like multishot RECV (poll.c
@@ -401,5 +401,59 @@ int nw_socket_issue(struct nw_req *req, unsigned int issue_flags)
 			return fd;
 	}
 	req->res = fd;
+	return NW_COMPLETE;
+}
+
+/* BIND: the address is copied at prep, as the kernel's io_bind_prep. */
+int nw_bind_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
+{
+	struct nw_connect *cn = nw_req_cmd(req, struct nw_connect);
+
+	if (READ_ONCE(sqe->len) || READ_ONCE(sqe->buf_index) ||
+	    READ_ONCE(sqe->rw_flags) || READ_ONCE(sqe->splice_fd_in))
+		return -EINVAL;
+	cn->addr_len = (int)READ_ONCE(sqe->addr2);
+	req->async = calloc(1, sizeof(struct sockaddr_storage));
+	if (!req->async)
+		return -ENOMEM;
+	return nw_addr_copy(req->async, (void *)(uintptr_t)READ_ONCE(sqe->addr),
+			    cn->addr_len);
+}
+
+int nw_bind_issue(struct nw_req *req, unsigned int issue_flags)
+{
+	struct nw_connect *cn = nw_req_cmd(req, struct nw_connect);
+
+	(void)issue_flags; /* bind(2) does not block */
+	if (bind(req->fd, req->async, (socklen_t)cn->addr_len))
+		return -errno;
+	req->res = 0;
+	return NW_COMPLETE;
+}
+
+struct nw_listen {
+	int backlog;
+};
+
+int nw_listen_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
+{
+	struct nw_listen *l = nw_req_cmd(req, struct nw_listen);
+
+	if (READ_ONCE(sqe->addr) || READ_ONCE(sqe->buf_index) ||
+	    READ_ONCE(sqe->rw_flags) || READ_ONCE(sqe->splice_fd_in) ||
+	    READ_ONCE(sqe->addr2))
+		return -EINVAL;
+	l->backlog = (int)READ_ONCE(sqe->len);
+	return 0;
+}
+
+int nw_listen_issue(struct nw_req *req, unsigned int issue_flags)
+{
+	struct nw_listen *l = nw_req_cmd(req, struct nw_listen);
+
+	(void)issue_flags; /* listen(2) does not block */
+	if (listen(req->fd, l->backlog))
+		return -errno;
+	req->res = 0;
 	return NW_COMPLETE;
 }

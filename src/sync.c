@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * FSYNC, SYNC_FILE_RANGE, FALLOCATE, FADVISE, MADVISE. Semantics: kernel
- * io_uring/sync.c and advise.c (6.18), reference/kernel-semantics.md 1.8.
+ * FSYNC, SYNC_FILE_RANGE, FALLOCATE, FADVISE, MADVISE, FTRUNCATE.
+ * Semantics: kernel io_uring/sync.c, advise.c and truncate.c (6.18),
+ * reference/kernel-semantics.md 1.8.
  *
- * fsync, sync_file_range, fallocate and madvise never run nonblocking in
+ * fsync, sync_file_range, fallocate, ftruncate and madvise never run
+ * nonblocking in
  * the kernel (-EAGAIN under IO_URING_F_NONBLOCK, or forced async at prep):
  * they go straight to a worker (opdef always_punt). fadvise runs inline
  * for the advice values that only set a flag on the file (NORMAL, RANDOM,
@@ -11,7 +13,7 @@
  * DONTNEED writes back), as the kernel's io_fadvise_force_async decides.
  *
  * Link failure follows the kernel op by op: FSYNC, SYNC_FILE_RANGE,
- * FALLOCATE and MADVISE only set the result (a later linked request still
+ * FALLOCATE, FTRUNCATE and MADVISE only set the result (a later linked request still
  * runs after their error), FADVISE fails its link on any error. For the
  * ops that take a file, a bad fd (the kernel's failed file lookup, which
  * fails the link) is told apart from an -EBADF of the operation itself
@@ -126,6 +128,27 @@ int nw_fallocate_issue(struct nw_req *req, unsigned int issue_flags)
 
 	return sync_done(req, fallocate(req->fd, (int)sync->flags,
 					(off_t)sync->off, (off_t)sync->len));
+}
+
+/* FTRUNCATE: the length in sqe->off, every other field zero. */
+int nw_ftruncate_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
+{
+	struct nw_sync *sync = nw_req_cmd(req, struct nw_sync);
+
+	if (READ_ONCE(sqe->rw_flags) || READ_ONCE(sqe->addr) ||
+	    READ_ONCE(sqe->len) || READ_ONCE(sqe->buf_index) ||
+	    READ_ONCE(sqe->splice_fd_in) || READ_ONCE(sqe->addr3))
+		return -EINVAL;
+	sync->len = READ_ONCE(sqe->off);
+	return 0;
+}
+
+int nw_ftruncate_issue(struct nw_req *req, unsigned int issue_flags)
+{
+	struct nw_sync *sync = nw_req_cmd(req, struct nw_sync);
+
+	(void)issue_flags; /* always_punt: on a worker */
+	return sync_done(req, ftruncate(req->fd, (off_t)sync->len));
 }
 
 int nw_fadvise_prep(struct nw_req *req, const struct io_uring_sqe *sqe)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* FSYNC, SYNC_FILE_RANGE, FALLOCATE, FADVISE, MADVISE (sync.c). */
+/* FSYNC, SYNC_FILE_RANGE, FALLOCATE, FADVISE, MADVISE, FTRUNCATE (sync.c). */
 #ifndef NW_SYNC_H
 #define NW_SYNC_H
 
@@ -15,5 +15,8 @@ int nw_fadvise_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
 int nw_fadvise_issue(struct nw_req *req, unsigned int issue_flags);
 int nw_madvise_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
 int nw_madvise_issue(struct nw_req *req, unsigned int issue_flags);
+
+int nw_ftruncate_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
+int nw_ftruncate_issue(struct nw_req *req, unsigned int issue_flags);
 
 #endif
