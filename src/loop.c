@@ -5,7 +5,8 @@
  * added once, edge-triggered for in and out together, and stays until its
  * file goes away; arming a request then costs no system call of its own.
  * Runs on whichever thread drives the ring's reactor (poll.c). The
- * program's own epoll sets are reached from here too (nw_loop_ctl).
+ * program's own epoll sets are reached from here too (nw_loop_ctl,
+ * nw_loop_wait_user).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -128,4 +129,11 @@ int nw_loop_ctl(int epfd, int op, int fd, const struct nw_ep_event *ev)
 
 	memcpy(&e, ev, sizeof(e));
 	return epoll_ctl(epfd, op, fd, &e) < 0 ? -errno : 0;
+}
+
+int nw_loop_wait_user(int epfd, void *events, int maxevents, bool block)
+{
+	int n = epoll_wait(epfd, events, maxevents, block ? -1 : 0);
+
+	return n < 0 ? -errno : n;
 }

@@ -87,5 +87,11 @@ struct nw_ep_event {
 bool nw_loop_ctl_has_event(int op);
 /* epoll_ctl(epfd, op, fd, ev) on the program's epfd: 0 or -errno. */
 int nw_loop_ctl(int epfd, int op, int fd, const struct nw_ep_event *ev);
+/*
+ * epoll_wait on the program's epfd into the program's events array (the
+ * call writes it, -EFAULT for a bad one), without waiting unless block:
+ * the count, or -errno.
+ */
+int nw_loop_wait_user(int epfd, void *events, int maxevents, bool block);
 
 #endif

@@ -326,6 +326,12 @@ const struct nw_issue_def nw_issue_defs[NW_OP_TABLE_SIZE]
 		.prep		= nw_listen_prep,
 		.issue		= nw_listen_issue,
 	},
+	[NW_OP_EPOLL_WAIT] = {
+		.needs_file	= 1,
+		.pollin		= 1,
+		.prep		= nw_epwait_prep,
+		.issue		= nw_epwait_issue,
+	},
 	[NW_OP_PIPE] = {
 		.prep		= nw_pipe_prep,
 		.issue		= nw_pipe_issue,
@@ -519,6 +525,9 @@ const struct nw_cold_def nw_cold_defs[NW_OP_LAST] = {
 	},
 	[NW_OP_LISTEN] = {
 		.name		= "LISTEN",
+	},
+	[NW_OP_EPOLL_WAIT] = {
+		.name		= "EPOLL_WAIT",
 	},
 	[NW_OP_PIPE] = {
 		.name		= "PIPE",
