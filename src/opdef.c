@@ -332,6 +332,24 @@ const struct nw_issue_def nw_issue_defs[NW_OP_TABLE_SIZE]
 		.prep		= nw_epwait_prep,
 		.issue		= nw_epwait_issue,
 	},
+	[NW_OP_READV_FIXED] = {
+		.needs_file	= 1,
+		.pollin		= 1,
+		.unbound_nonreg_file = 1,
+		.ioprio		= 1,
+		.iopoll		= 1,
+		.prep		= nw_readv_fixed_prep,
+		.issue		= nw_rw_issue,
+	},
+	[NW_OP_WRITEV_FIXED] = {
+		.needs_file	= 1,
+		.pollout	= 1,
+		.unbound_nonreg_file = 1,
+		.ioprio		= 1,
+		.iopoll		= 1,
+		.prep		= nw_writev_fixed_prep,
+		.issue		= nw_rw_issue,
+	},
 	[NW_OP_PIPE] = {
 		.prep		= nw_pipe_prep,
 		.issue		= nw_pipe_issue,
@@ -528,6 +546,14 @@ const struct nw_cold_def nw_cold_defs[NW_OP_LAST] = {
 	},
 	[NW_OP_EPOLL_WAIT] = {
 		.name		= "EPOLL_WAIT",
+	},
+	[NW_OP_READV_FIXED] = {
+		.name		= "READV_FIXED",
+		.cleanup	= nw_rw_cleanup,
+	},
+	[NW_OP_WRITEV_FIXED] = {
+		.name		= "WRITEV_FIXED",
+		.cleanup	= nw_rw_cleanup,
 	},
 	[NW_OP_PIPE] = {
 		.name		= "PIPE",

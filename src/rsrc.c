@@ -32,6 +32,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -720,22 +721,31 @@ int nw_files_update_issue(struct nw_req *req, unsigned int issue_flags)
 
 /* ---- requests holding a buffer ---- */
 
-int nw_rsrc_buffer_get(struct nw_req *req, unsigned int idx, uint64_t addr,
-		       uint64_t len)
+/* validate_fixed_range: [addr, addr+len) inside the buffer at b. */
+static bool buf_range_ok(const struct nw_buf_slot *b, uint64_t addr,
+			 uint64_t len)
+{
+	uint64_t base = (uintptr_t)b->iov.iov_base, blen = b->iov.iov_len;
+
+	return addr >= base && addr + len >= addr && addr + len <= base + blen;
+}
+
+int nw_rsrc_buffer_get_vec(struct nw_req *req, unsigned int idx,
+			   const struct iovec *iov, unsigned int nr)
 {
 	struct nw_rsrc *r = rsrc_of(req->ring);
 	struct nw_rsrc_node *node = NULL;
-	uint64_t base, blen;
 
 	if (!r)
 		return -EFAULT;
 	pthread_mutex_lock(&r->lock);
 	if (idx < r->nr_bufs && r->bufs[idx].node) {
-		base = (uintptr_t)r->bufs[idx].iov.iov_base;
-		blen = r->bufs[idx].iov.iov_len;
-		if (addr >= base && addr + len >= addr &&
-		    addr + len <= base + blen)
-			node = r->bufs[idx].node;
+		node = r->bufs[idx].node;
+		for (unsigned int i = 0; i < nr && node; i++)
+			if (!buf_range_ok(&r->bufs[idx],
+					  (uintptr_t)iov[i].iov_base,
+					  iov[i].iov_len))
+				node = NULL;
 	}
 	if (node)
 		__atomic_add_fetch(&node->refs, 1, __ATOMIC_RELAXED);
@@ -745,6 +755,16 @@ int nw_rsrc_buffer_get(struct nw_req *req, unsigned int idx, uint64_t addr,
 	req->buf_node = node;
 	req->flags |= NW_REQ_F_BUF_NODE;
 	return 0;
+}
+
+int nw_rsrc_buffer_get(struct nw_req *req, unsigned int idx, uint64_t addr,
+		       uint64_t len)
+{
+	struct iovec iov = {(void *)(uintptr_t)addr, (size_t)len};
+
+	if (addr + len < addr || len > SIZE_MAX)
+		return -EFAULT;
+	return nw_rsrc_buffer_get_vec(req, idx, &iov, 1);
 }
 
 bool nw_rsrc_buffer_exists(struct nw_ring *ring, unsigned int idx)

@@ -79,6 +79,10 @@ void nw_rsrc_post_tags(struct nw_req *req);
  */
 int nw_rsrc_buffer_get(struct nw_req *req, unsigned int idx, uint64_t addr,
 		       uint64_t len);
+/* The same for each of nr iovecs (READV_FIXED, WRITEV_FIXED). */
+struct iovec;
+int nw_rsrc_buffer_get_vec(struct nw_req *req, unsigned int idx,
+			   const struct iovec *iov, unsigned int nr);
 /* Whether buffer slot idx holds a buffer. Any thread. */
 bool nw_rsrc_buffer_exists(struct nw_ring *ring, unsigned int idx);
 /* Drop req->buf_node (request free, on the submit side). */

@@ -140,6 +140,32 @@ int nw_write_fixed_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 	return rw_fixed_prep(req, sqe, true);
 }
 
+/*
+ * READV_FIXED/WRITEV_FIXED (6.15): an iovec array as READV's, each iovec
+ * inside registered buffer buf_index (io_import_reg_vec), else -EFAULT.
+ */
+static int rwv_fixed_prep(struct nw_req *req, const struct io_uring_sqe *sqe,
+			  bool write)
+{
+	struct nw_rw *rw = nw_req_cmd(req, struct nw_rw);
+	int ret = rw_prep(req, sqe, write, true);
+
+	if (ret)
+		return ret;
+	return nw_rsrc_buffer_get_vec(req, READ_ONCE(sqe->buf_index), rw->iov,
+				      rw->nr_iov);
+}
+
+int nw_readv_fixed_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
+{
+	return rwv_fixed_prep(req, sqe, false);
+}
+
+int nw_writev_fixed_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
+{
+	return rwv_fixed_prep(req, sqe, true);
+}
+
 int nw_write_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 {
 	return rw_prep(req, sqe, true, false);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* READ, WRITE, READV, WRITEV (rw.c). */
+/* READ, WRITE, READV, WRITEV, the _FIXED and V_FIXED ones (rw.c). */
 #ifndef NW_RW_H
 #define NW_RW_H
 
@@ -13,5 +13,7 @@ int nw_read_fixed_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
 int nw_write_fixed_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
 int nw_rw_issue(struct nw_req *req, unsigned int issue_flags);
 void nw_rw_cleanup(struct nw_req *req);
+int nw_readv_fixed_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
+int nw_writev_fixed_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
 
 #endif
