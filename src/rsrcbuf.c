@@ -175,16 +175,18 @@ static int buffers_update(struct nw_ring *ring,
 		return -EINVAL;
 	nw_pin_begin(&pin);
 	for (done = 0; done < nr; done++) {
-		struct nw_buf_slot b;
+		struct nw_buf_slot b, old;
 
 		err = buffer_read(ring, &pin, uiov, utags, done, &b);
 		if (err)
 			break;
-		nw_rsrc_reg_post_begin(ring);
+		/* Swapped under the lock, the old node put after it. */
 		pthread_mutex_lock(&r->lock);
-		buffer_drop(ring, &r->bufs[up->offset + done]);
+		old = r->bufs[up->offset + done];
 		r->bufs[up->offset + done] = b;
 		pthread_mutex_unlock(&r->lock);
+		nw_rsrc_reg_post_begin(ring);
+		buffer_drop(ring, &old);
 		nw_rsrc_reg_post_end(ring);
 	}
 	nw_pin_end(&pin);
