@@ -14,9 +14,23 @@
  * The mode comes from NOWAIT_MODE: auto (default: the kernel's io_uring
  * when a probe ring works, else this engine), user, or kernel. NOWAIT_LOG=1
  * logs the choice; a fallback in auto mode is always logged once.
+ *
+ * System-wide use (/etc/ld.so.preload, an image's ENV LD_PRELOAD): a
+ * process that never calls io_uring is left alone as far as possible.
+ * The kernel probe, the decision and the log line wait for its first
+ * io_uring call (decide). What cannot wait, in auto and user mode, is the
+ * filter and the no_new_privs it needs: the first inline io_uring_setup
+ * would otherwise reach the kernel unseen. So from load on, exec'd
+ * set-id programs and programs with file capabilities run without their
+ * privileges, and an exec'd image without this library (static, or a
+ * cleared environment) is killed by its first io_uring call; README.md
+ * says so. When auto mode decides for the kernel, the trapped calls are
+ * passed on from the trampoline (a page at a fixed address, the one
+ * instruction the filter lets through, the same in exec'd children that
+ * inherit the filter): a signal per call, which NOWAIT_MODE=kernel
+ * avoids (no filter at all).
  * Limits: a program that blocks or ignores SIGSYS when it makes an
- * io_uring call is killed by the kernel ("Bad system call"); an exec'd
- * image without this library (static, or a cleared environment) is too.
+ * io_uring call is killed by the kernel ("Bad system call").
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -27,11 +41,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <ucontext.h>
 #include <unistd.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <nowait.h>
@@ -46,6 +62,12 @@ bool nw_readiness_syscall(long nr, const long *a, long *res);
 
 static long (*real_syscall)(long nr, ...);
 static int user_mode; /* 1: io_uring calls go to the engine */
+
+/* Modes: decided at load (kernel, user) or at the first io_uring call. */
+enum { MODE_KERNEL, MODE_USER, MODE_AUTO };
+static int mode = MODE_KERNEL;
+static bool log_on, filtered;
+static pthread_once_t decide_once = PTHREAD_ONCE_INIT;
 
 static bool is_uring(long nr)
 {
@@ -105,6 +127,135 @@ void nw_preload_fd_range_closing(unsigned int first, unsigned int last)
 	}
 }
 
+/*
+ * The trampoline: `syscall; ret` in a page at a fixed address, in every
+ * process that loads this library, so that the filter (inherited across
+ * exec, with the address in it) lets through exactly the calls made from
+ * there. Arguments as syscall(2)'s: nr in rdi, then rsi, rdx, rcx, r8, r9
+ * and the stack. Mapped at first use; NULL if the address is taken.
+ */
+#define NW_TRAMP_ADDR 0x7e5700000000UL
+#define NW_TRAMP_RET  25 /* the filter sees the address after `syscall` */
+
+typedef long (*nw_tramp_fn)(long nr, long a0, long a1, long a2, long a3,
+			    long a4, long a5);
+
+static nw_tramp_fn tramp(void)
+{
+	static const unsigned char code[] = {
+		0x48, 0x89, 0xf8,	      /* mov %rdi,%rax */
+		0x48, 0x89, 0xf7,	      /* mov %rsi,%rdi */
+		0x48, 0x89, 0xd6,	      /* mov %rdx,%rsi */
+		0x48, 0x89, 0xca,	      /* mov %rcx,%rdx */
+		0x4d, 0x89, 0xc2,	      /* mov %r8,%r10 */
+		0x4d, 0x89, 0xc8,	      /* mov %r9,%r8 */
+		0x4c, 0x8b, 0x4c, 0x24, 0x08, /* mov 8(%rsp),%r9 */
+		0x0f, 0x05,		      /* syscall */
+		0xc3,			      /* ret */
+	};
+	static void *page;
+	void *p = __atomic_load_n(&page, __ATOMIC_ACQUIRE);
+
+	_Static_assert(sizeof(code) == NW_TRAMP_RET + 1, "layout");
+	if (p)
+		return (nw_tramp_fn)p;
+	p = mmap((void *)NW_TRAMP_ADDR, 4096, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (p != (void *)NW_TRAMP_ADDR) {
+		if (p != MAP_FAILED)
+			munmap(p, 4096);
+		return NULL;
+	}
+	memcpy(p, code, sizeof(code));
+	if (mprotect(p, 4096, PROT_READ | PROT_EXEC)) {
+		munmap(p, 4096);
+		return NULL;
+	}
+	__atomic_store_n(&page, p, __ATOMIC_RELEASE);
+	return (nw_tramp_fn)p;
+}
+
+/*
+ * An io_uring call for the kernel: -errno on failure. Past a filter (ours,
+ * or one inherited: the call came trapped) only from the trampoline.
+ */
+static long kernel_call(long nr, const long *a, bool trapped)
+{
+	nw_tramp_fn t;
+	long r;
+
+	if (!filtered && !trapped) {
+		r = real_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+		return r < 0 ? -errno : r;
+	}
+	t = tramp();
+	if (!t)
+		return -ENOSYS;
+	return t(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+/* auto: does the kernel's io_uring work here? 0, or the errno it gave. */
+static int probe_kernel(void)
+{
+	struct io_uring_params p;
+	long fd, a[6] = {1, (long)&p};
+
+	memset(&p, 0, sizeof(p));
+	fd = kernel_call(__NR_io_uring_setup, a, false);
+	if (fd < 0)
+		return (int)-fd;
+	close((int)fd);
+	return 0;
+}
+
+static int filter_err; /* install_filter's, said when the engine runs */
+
+/*
+ * The first io_uring call of the process: auto mode probes the kernel now
+ * and says which engine runs (a fallback always), user mode says so.
+ */
+static void decide(void)
+{
+	const char *why = "NOWAIT_MODE=user";
+	int err = 0;
+
+	if (mode == MODE_AUTO) {
+		err = probe_kernel();
+		if (!err) {
+			mode = MODE_KERNEL;
+			setenv("NOWAIT_MODE", "kernel", 1); /* exec'd images */
+			if (log_on)
+				fprintf(stderr, "nowait: kernel io_uring "
+						"(available; auto mode)\n");
+			return;
+		}
+		why = strerror(err);
+		log_on = true; /* a fallback is always said */
+		setenv("NOWAIT_MODE", "user", 1);
+		mode = MODE_USER;
+		user_mode = 1;
+	}
+	if (mode != MODE_USER)
+		return;
+	if (filter_err)
+		fprintf(stderr,
+			"nowait: cannot trap io_uring calls (%s): "
+			"only libc syscall() callers reach the engine\n",
+			strerror(filter_err));
+	if (log_on)
+		fprintf(stderr, "nowait: user-space engine (%s%s)\n",
+			err ? "kernel io_uring_setup failed: " : "", why);
+}
+
+/* An io_uring call, from syscall() or trapped: the engine or the kernel. */
+static long uring_call(long nr, const long *a, bool trapped)
+{
+	pthread_once(&decide_once, decide);
+	if (user_mode)
+		return engine_call(nr, a);
+	return kernel_call(nr, a, trapped);
+}
+
 /* libc's syscall(): -1 and errno on failure. */
 EXPORT long syscall(long nr, ...)
 {
@@ -121,9 +272,9 @@ EXPORT long syscall(long nr, ...)
 	/* poll, select and epoll on ring fds: readiness.c */
 	if (user_mode && nw_readiness_syscall(nr, a, &r))
 		return r;
-	if (!user_mode || !is_uring(nr))
+	if (!is_uring(nr))
 		return real_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-	r = engine_call(nr, a);
+	r = uring_call(nr, a, false);
 	if (r < 0) {
 		errno = (int)-r;
 		return -1;
@@ -139,24 +290,45 @@ static void on_sigsys(int sig, siginfo_t *si, void *ctx)
 	long a[6] = {g[REG_RDI], g[REG_RSI], g[REG_RDX],
 		     g[REG_R10], g[REG_R8],  g[REG_R9]};
 
-	g[REG_RAX] = is_uring(si->si_syscall) ? engine_call(si->si_syscall, a)
-					      : -ENOSYS;
+	(void)sig;
+	g[REG_RAX] = is_uring(si->si_syscall)
+			     ? uring_call(si->si_syscall, a, true)
+			     : -ENOSYS;
 	errno = saved;
 }
 
-/* Trap io_uring_setup/enter/register (425-427) on x86-64, allow the rest. */
+/*
+ * Trap io_uring_setup/enter/register (425-427) on x86-64 but from the
+ * trampoline, allow the rest: preload/uring-filter.h's filter with the
+ * trampoline's return address let through (seccomp_data's
+ * instruction_pointer, low word at 8, high at 12).
+ */
 static int install_filter(void)
 {
-	struct sock_filter f[] = NW_URING_FILTER(SECCOMP_RET_TRAP);
+	unsigned long ip = NW_TRAMP_ADDR + NW_TRAMP_RET;
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, __NR_io_uring_setup, 0, 5),
+		BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, __NR_io_uring_register, 4,
+			 0),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, instruction_pointer)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned int)ip, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, instruction_pointer) +
+				 4),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned int)(ip >> 32), 0,
+			 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+	};
 	struct sock_fprog prog = {sizeof(f) / sizeof(f[0]), f};
-	struct sigaction sa;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_sigsys;
-	sa.sa_flags = SA_SIGINFO;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGSYS, &sa, NULL) < 0)
-		return -errno;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return -errno;
 	/* TSYNC: threads that exist already get the filter too. */
@@ -166,18 +338,19 @@ static int install_filter(void)
 	return 0;
 }
 
-/* auto: does the kernel's io_uring work here? 0, or the errno it gave. */
-static int probe_kernel(void)
+/*
+ * The SIGSYS handler, always: an image exec'd by a process that decided
+ * for the kernel inherits its filter and runs in kernel mode.
+ */
+static void install_handler(void)
 {
-	struct io_uring_params p;
-	long fd;
+	struct sigaction sa;
 
-	memset(&p, 0, sizeof(p));
-	fd = real_syscall(__NR_io_uring_setup, 1, &p);
-	if (fd < 0)
-		return errno;
-	close((int)fd);
-	return 0;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_sigsys;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSYS, &sa, NULL);
 }
 
 static bool env_is(const char *name, const char *value)
@@ -187,42 +360,30 @@ static bool env_is(const char *name, const char *value)
 	return v && !strcmp(v, value);
 }
 
+/*
+ * At load: no io_uring call, no line on stderr (decide does both at the
+ * first io_uring call), but the filter where one may be needed.
+ */
 __attribute__((constructor)) static void uring_preload_init(void)
 {
-	bool log = env_is("NOWAIT_LOG", "1");
-	const char *why = "NOWAIT_MODE=user";
-	int err = 0, ret;
+	int ret;
 
 	real_syscall = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+	log_on = env_is("NOWAIT_LOG", "1");
+	install_handler();
 	if (env_is("NOWAIT_MODE", "kernel")) {
-		if (log)
+		mode = MODE_KERNEL;
+		if (log_on)
 			fprintf(stderr, "nowait: kernel io_uring (NOWAIT_MODE"
 					"=kernel)\n");
 		return;
 	}
-	if (!env_is("NOWAIT_MODE", "user")) {
-		err = probe_kernel();
-		if (!err) {
-			if (log)
-				fprintf(stderr, "nowait: kernel io_uring "
-						"(available; auto mode)\n");
-			setenv("NOWAIT_MODE", "kernel", 1);
-			return;
-		}
-		why = strerror(err);
-		log = true; /* a fallback is always said */
-		setenv("NOWAIT_MODE", "user", 1);
-	}
+	mode = env_is("NOWAIT_MODE", "user") ? MODE_USER : MODE_AUTO;
 	ret = install_filter();
-	if (ret) {
-		fprintf(stderr,
-			"nowait: cannot trap io_uring calls (%s): "
-			"only libc syscall() callers reach the "
-			"engine\n",
-			strerror(-ret));
-	}
-	user_mode = 1;
-	if (log)
-		fprintf(stderr, "nowait: user-space engine (%s%s)\n",
-			err ? "kernel io_uring_setup failed: " : "", why);
+	if (ret)
+		filter_err = -ret;
+	else
+		filtered = true;
+	if (mode == MODE_USER)
+		user_mode = 1;
 }

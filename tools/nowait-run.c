@@ -5,7 +5,9 @@
  * run on nowait where the kernel's io_uring is blocked (auto, the
  * default), or always (--user). The preload is the one beside this binary
  * (a build tree), else the installed one (NOWAIT_PRELOADDIR, set at build
- * time from the Makefile's PRELOADDIR: $(LIBDIR)/nowait).
+ * time from the Makefile's PRELOADDIR: $(LIBDIR)/nowait). A set-id
+ * PROGRAM, or one with file capabilities, gets a warning: the loader
+ * ignores LD_PRELOAD for it.
  */
 #include <fcntl.h>
 #include <libgen.h>
@@ -14,6 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <stdbool.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
 #include "nowait.h"
 
 #define STR_(x) #x
@@ -119,6 +124,52 @@ static void set_preload(const char *argv0)
 	setenv("LD_PRELOAD", val, 1);
 }
 
+/* PROGRAM's file as execvp finds it (PATH), into path: false if none. */
+static bool find_program(const char *prog, char *path, size_t len)
+{
+	const char *dirs = getenv("PATH"), *end;
+
+	if (strchr(prog, '/')) {
+		snprintf(path, len, "%s", prog);
+		return access(path, X_OK) == 0;
+	}
+	for (dirs = dirs ? dirs : "/usr/local/bin:/usr/bin:/bin"; *dirs;
+	     dirs = *end ? end + 1 : end) {
+		end = strchrnul(dirs, ':');
+		snprintf(path, len, "%.*s/%s", (int)(end - dirs), dirs, prog);
+		if (access(path, X_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The loader ignores LD_PRELOAD paths for a set-id program or one with
+ * file capabilities (secure-execution mode), and the preload's
+ * no_new_privs would drop its privileges anyway: say so, do not fail.
+ */
+static void warn_setid(const char *prog)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (!find_program(prog, path, sizeof(path)) || stat(path, &st))
+		return;
+	if (st.st_mode & (S_ISUID | S_ISGID))
+		fprintf(stderr,
+			"nowait-run: warning: %s is set-%s-ID: the loader "
+			"ignores LD_PRELOAD for it, so its io_uring calls go "
+			"to the kernel (see README: system-wide use)\n",
+			path, (st.st_mode & S_ISUID) ? "user" : "group");
+	else if (getxattr(path, "security.capability", NULL, 0) > 0)
+		fprintf(stderr,
+			"nowait-run: warning: %s has file capabilities: the "
+			"loader ignores LD_PRELOAD for it, so its io_uring "
+			"calls go to the kernel (see README: system-wide "
+			"use)\n",
+			path);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = NULL;
@@ -162,6 +213,7 @@ int main(int argc, char **argv)
 	if (mode)
 		setenv("NOWAIT_MODE", mode, 1);
 	set_preload(argv[0]);
+	warn_setid(argv[i]);
 	execvp(argv[i], argv + i);
 	perror(argv[i]);
 	return 127;
