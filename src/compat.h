@@ -19,6 +19,10 @@
 #define NW_MAX_ENTRIES	  32768U
 #define NW_MAX_CQ_ENTRIES (2U * NW_MAX_ENTRIES)
 
+/* Register opcodes past this system's <linux/io_uring.h> (6.13+). */
+#define NW_REGISTER_RESIZE_RINGS 33U
+#define NW_REGISTER_LAST	 34U
+
 /*
  * Our own "last opcode we know", independent of the installed header: the
  * probe's last_op and the table size. 6.18's IORING_OP_LAST is 63 (after

@@ -524,3 +524,19 @@ void nw_req_finish(struct nw_req *req, bool submit_side)
 	if (next)
 		next->tw_func(next, true); /* submit.c's issue of the chain */
 }
+
+void nw_cq_copy(struct nw_ring *ring, unsigned int head, unsigned int tail,
+		void *buf, bool in)
+{
+	size_t cqe = (size_t)1 << ring->cqe_shift;
+	char *cqes = nw_cq_entries(ring), *b = buf;
+
+	for (unsigned int i = head; i != tail; i++) {
+		char *slot = cqes + (i & ring->cq_mask) * cqe;
+
+		if (in)
+			memcpy(slot, b + (size_t)(i - head) * cqe, cqe);
+		else
+			memcpy(b + (size_t)(i - head) * cqe, slot, cqe);
+	}
+}

@@ -98,4 +98,11 @@ static inline void nw_cq_add(struct nw_ring *ring, const struct nw_req *req,
 	nw_cq_add_batch(ring, req, res);
 }
 
+/*
+ * A resize's move of the CQEs [head, tail) by ring position (ringmem.c):
+ * out of the ring into buf, or (in) from buf into the ring as sized now.
+ */
+void nw_cq_copy(struct nw_ring *ring, unsigned int head, unsigned int tail,
+		void *buf, bool in);
+
 #endif

@@ -221,6 +221,7 @@ struct nw_ring {
 	/* The engine's own mappings of the rings and SQEs (ringmem.c). */
 	void *rings_map, *sqe_map;
 	size_t rings_map_sz, sqe_map_sz;
+	size_t rings_map_cap; /* mapped (a resizable ring: the largest) */
 	bool mem_settled; /* the program's CQ_RING mappings alias the rings */
 	bool mem_user;	  /* IORING_SETUP_NO_MMAP: both are program memory */
 	unsigned int *sq_head, *sq_tail, *sq_flags, *sq_dropped, *sq_array;
@@ -392,6 +393,8 @@ int nw_ring_maps_scan(nw_maps_line_fn fn, void *arg);
 struct nw_ring *nw_ring_next(struct nw_ring *ring);
 /* setup.c */
 int nw_setup(unsigned int entries, struct io_uring_params *p);
+/* The kernel's ring sizing of p for entries (CQSIZE, CLAMP): 0 or -EINVAL. */
+int nw_setup_size_rings(unsigned int entries, struct io_uring_params *p);
 
 /* wait.c */
 int nw_wait(struct nw_ring *ring, unsigned int min_complete, unsigned int flags,

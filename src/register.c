@@ -16,6 +16,7 @@
 #include "fdhigh.h"
 #include "opdef.h"
 #include "reactor.h"
+#include "ringmem.h"
 #include "rsrc.h"
 #include "cancel.h"
 #include "sqpoll.h"
@@ -236,6 +237,46 @@ static int reg_iowq_max_workers(struct nw_ring *ring, void *arg,
 	return nw_copy_to_user(arg, count, sizeof(count)) ? -EFAULT : 0;
 }
 
+/*
+ * IORING_REGISTER_RESIZE_RINGS (io_register_resize_rings), DEFER_TASKRUN
+ * rings only: a struct io_uring_params with the new sizes (CQSIZE and
+ * CLAMP the only flags, the ring's own layout flags inherited), sized as
+ * setup sizes, written back with the new offsets before the entries move.
+ */
+#define NW_RESIZE_FLAGS (IORING_SETUP_CQSIZE | IORING_SETUP_CLAMP)
+#define NW_RESIZE_COPY                                                        \
+	(IORING_SETUP_NO_SQARRAY | IORING_SETUP_SQE128 | IORING_SETUP_CQE32 | \
+	 IORING_SETUP_NO_MMAP)
+
+static int reg_resize_rings(struct nw_ring *ring, void *arg,
+			    unsigned int nr_args)
+{
+	struct io_uring_params p;
+	int ret;
+
+	if (!arg || nr_args != 1)
+		return -EINVAL;
+	if (!(ring->flags & IORING_SETUP_DEFER_TASKRUN))
+		return -EINVAL;
+	if (nw_copy_from_user(&p, arg, sizeof(p)))
+		return -EFAULT;
+	if (p.flags & ~NW_RESIZE_FLAGS)
+		return -EINVAL;
+	p.flags |= ring->flags & NW_RESIZE_COPY;
+	ret = nw_setup_size_rings(p.sq_entries, &p);
+	if (ret)
+		return ret;
+	if (ring->flags & IORING_SETUP_NO_MMAP)
+		return -EINVAL; /* not done: program memory (ringmem.c) */
+	ret = nw_ringmem_resize(ring, &p); /* p.features stays the caller's */
+	if (ret == -EINVAL || ret == -ENOMEM)
+		return ret;
+	/* The kernel writes the params back before it tries the copy. */
+	if (nw_copy_to_user(arg, &p, sizeof(p)))
+		return -EFAULT;
+	return ret;
+}
+
 /* clang-format off */
 static const struct nw_regdef nw_regdefs[NW_REGISTER_LAST] = {
 	[IORING_REGISTER_BUFFERS]	= { "BUFFERS", nw_rsrc_register_buffers },
@@ -271,6 +312,7 @@ static const struct nw_regdef nw_regdefs[NW_REGISTER_LAST] = {
 					       nw_rsrc_file_alloc_range },
 	[IORING_REGISTER_IOWQ_MAX_WORKERS] = { "IOWQ_MAX_WORKERS",
 					       reg_iowq_max_workers },
+	[NW_REGISTER_RESIZE_RINGS]	= { "RESIZE_RINGS", reg_resize_rings },
 };
 /* clang-format on */
 

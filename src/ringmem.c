@@ -16,12 +16,14 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include "ringmem.h"
+#include "complete.h"
 
 /* The rings region's header; each hot word on its own cache line. */
 enum {
@@ -47,21 +49,42 @@ enum {
 static pthread_mutex_t settle_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned int ring_ids;
 
-/* The SQ index array: after the CQEs, cache-aligned, as the kernel has it. */
-static size_t sq_array_off(const struct nw_ring *ring)
+/* The SQ index array: after cq CQEs, cache-aligned, as the kernel has it. */
+static size_t sq_array_off_n(const struct nw_ring *ring, unsigned int cq)
 {
-	size_t end =
-		CQ_OFF_CQES + ((size_t)ring->cq_entries << ring->cqe_shift);
+	size_t end = CQ_OFF_CQES + ((size_t)cq << ring->cqe_shift);
 
 	return (end + 63) & ~(size_t)63;
 }
 
-static size_t rings_size(const struct nw_ring *ring)
+static size_t sq_array_off(const struct nw_ring *ring)
+{
+	return sq_array_off_n(ring, ring->cq_entries);
+}
+
+/* The rings region for sq and cq entries. */
+static size_t rings_size_n(const struct nw_ring *ring, unsigned int sq,
+			   unsigned int cq)
 {
 	if (ring->flags & IORING_SETUP_NO_SQARRAY)
-		return CQ_OFF_CQES +
-		       ((size_t)ring->cq_entries << ring->cqe_shift);
-	return sq_array_off(ring) + (size_t)ring->sq_entries * 4;
+		return CQ_OFF_CQES + ((size_t)cq << ring->cqe_shift);
+	return sq_array_off_n(ring, cq) + (size_t)sq * 4;
+}
+
+static size_t rings_size(const struct nw_ring *ring)
+{
+	return rings_size_n(ring, ring->sq_entries, ring->cq_entries);
+}
+
+/*
+ * Only DEFER_TASKRUN rings may be resized (IORING_REGISTER_RESIZE_RINGS):
+ * theirs are mapped for the largest rings and SQEs from the start (not
+ * populated past what is used), so the rings region never moves and
+ * threads that set its flags words need no news of a resize.
+ */
+static bool resizable(const struct nw_ring *ring)
+{
+	return (ring->flags & IORING_SETUP_DEFER_TASKRUN) && !ring->mem_user;
 }
 
 static size_t page_align(size_t len)
@@ -79,6 +102,7 @@ static void fill_offsets(const struct nw_ring *ring, struct io_uring_params *p)
 
 	memset(&p->sq_off, 0, sizeof(p->sq_off));
 	memset(&p->cq_off, 0, sizeof(p->cq_off));
+	/* p's sizes: setup's, which the ring has, or a resize's new ones. */
 	if (p->flags & IORING_SETUP_NO_MMAP) {
 		NW_OFF_USER_ADDR(p->sq_off) = sq_user;
 		NW_OFF_USER_ADDR(p->cq_off) = cq_user;
@@ -90,7 +114,8 @@ static void fill_offsets(const struct nw_ring *ring, struct io_uring_params *p)
 	p->sq_off.flags = SQ_OFF_FLAGS;
 	p->sq_off.dropped = SQ_OFF_DROPPED;
 	if (!(p->flags & IORING_SETUP_NO_SQARRAY))
-		p->sq_off.array = (unsigned int)sq_array_off(ring);
+		p->sq_off.array =
+			(unsigned int)sq_array_off_n(ring, p->cq_entries);
 	p->cq_off.head = CQ_OFF_HEAD;
 	p->cq_off.tail = CQ_OFF_TAIL;
 	p->cq_off.ring_mask = CQ_OFF_MASK;
@@ -100,19 +125,29 @@ static void fill_offsets(const struct nw_ring *ring, struct io_uring_params *p)
 	p->cq_off.flags = CQ_OFF_FLAGS;
 }
 
-static void *map_region(int fd, off_t off, size_t len)
-{
-	void *ptr = mmap(NULL, len, PROT_READ | PROT_WRITE,
-			 MAP_SHARED | MAP_POPULATE, fd, off);
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
 
-	return ptr == MAP_FAILED ? NULL : ptr;
+/* Map len of fd at off, the first used bytes populated. */
+static void *map_region(int fd, off_t off, size_t len, size_t used)
+{
+	void *ptr =
+		mmap(NULL, len, PROT_READ | PROT_WRITE,
+		     MAP_SHARED | (len == used ? MAP_POPULATE : 0), fd, off);
+
+	if (ptr == MAP_FAILED)
+		return NULL;
+	if (len != used)
+		madvise(ptr, page_align(used), MADV_POPULATE_WRITE);
+	return ptr;
 }
 
 void nw_ringmem_destroy(struct nw_ring *ring)
 {
 	/* The program's own memory (NO_MMAP) stays the program's. */
 	if (ring->rings_map && !ring->mem_user)
-		munmap(ring->rings_map, ring->rings_map_sz);
+		munmap(ring->rings_map, ring->rings_map_cap);
 	if (ring->sqe_map && !ring->mem_user)
 		munmap(ring->sqe_map, ring->sqe_map_sz);
 	ring->rings_map = ring->sqe_map = NULL;
@@ -167,12 +202,21 @@ static int map_own(struct nw_ring *ring, int fd)
 	 * RLIMIT_FSIZE applies to it: a smaller limit would make ftruncate
 	 * raise SIGXFSZ, which kills by default. Fail the setup instead.
 	 */
-	if (!fsize_allows(IORING_OFF_SQES + ring->sqe_map_sz) ||
-	    ftruncate(fd, IORING_OFF_SQES + ring->sqe_map_sz) < 0)
+	size_t sqe_len = resizable(ring)
+				 ? (size_t)NW_MAX_ENTRIES << ring->sqe_shift
+				 : ring->sqe_map_sz;
+
+	ring->rings_map_cap =
+		resizable(ring)
+			? rings_size_n(ring, NW_MAX_ENTRIES, NW_MAX_CQ_ENTRIES)
+			: ring->rings_map_sz;
+	if (!fsize_allows(IORING_OFF_SQES + sqe_len) ||
+	    ftruncate(fd, IORING_OFF_SQES + sqe_len) < 0)
 		return -ENOMEM;
-	ring->rings_map =
-		map_region(fd, IORING_OFF_SQ_RING, ring->rings_map_sz);
-	ring->sqe_map = map_region(fd, IORING_OFF_SQES, ring->sqe_map_sz);
+	ring->rings_map = map_region(fd, IORING_OFF_SQ_RING,
+				     ring->rings_map_cap, ring->rings_map_sz);
+	ring->sqe_map = map_region(fd, IORING_OFF_SQES, ring->sqe_map_sz,
+				   ring->sqe_map_sz);
 	if (!ring->rings_map || !ring->sqe_map) {
 		nw_ringmem_destroy(ring);
 		return -ENOMEM;
@@ -394,4 +438,111 @@ void nw_ringmem_settle_slow(struct nw_ring *ring, int fd)
 		__atomic_store_n(&ring->mem_settled, true, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&settle_lock);
+}
+
+/*
+ * The mirror after a resize: the new sizes at IORING_OFF_CQ_RING, written
+ * through a passing view of the file from 0 (mremap of a shared mapping
+ * with old size 0 duplicates it; no fd is needed).
+ */
+static void mirror_rewrite(struct nw_ring *ring)
+{
+	size_t len = IORING_OFF_CQ_RING + page_align(CQ_OFF_CQES);
+	char *m = mremap(ring->rings_map, 0, len, MREMAP_MAYMOVE), *h;
+
+	if (m == MAP_FAILED)
+		return; /* a CQ ring mapped apart reads old sizes */
+	h = m + IORING_OFF_CQ_RING;
+	memset(h, 0, CQ_OFF_CQES);
+	*(unsigned int *)(h + SQ_OFF_MASK) = ring->sq_mask;
+	*(unsigned int *)(h + SQ_OFF_ENTRIES) = ring->sq_entries;
+	*(unsigned int *)(h + CQ_OFF_MASK) = ring->cq_mask;
+	*(unsigned int *)(h + CQ_OFF_ENTRIES) = ring->cq_entries;
+	munmap(m, len);
+}
+
+/* The pending entries, by ring position, out of the old rings (save). */
+struct resize_copy {
+	unsigned int sq_head, sq_tail, cq_head, cq_tail;
+	char *sq_buf, *cq_buf;
+};
+
+static int resize_save(struct nw_ring *ring, const struct io_uring_params *p,
+		       struct resize_copy *c)
+{
+	size_t sqe = (size_t)1 << ring->sqe_shift;
+
+	c->sq_head = load_acquire(ring->sq_head);
+	c->sq_tail = READ_ONCE(*ring->sq_tail);
+	c->cq_head = READ_ONCE(*ring->cq_head);
+	c->cq_tail = load_acquire(ring->cq_tail);
+	if (c->sq_tail - c->sq_head > p->sq_entries ||
+	    c->cq_tail - c->cq_head > p->cq_entries)
+		return -EOVERFLOW;
+	c->sq_buf = malloc((c->sq_tail - c->sq_head) * sqe + 1);
+	c->cq_buf = malloc(
+		((size_t)(c->cq_tail - c->cq_head) << ring->cqe_shift) + 1);
+	if (!c->sq_buf || !c->cq_buf) {
+		free(c->sq_buf);
+		free(c->cq_buf);
+		return -ENOMEM;
+	}
+	for (unsigned int i = c->sq_head; i != c->sq_tail; i++)
+		memcpy(c->sq_buf + (i - c->sq_head) * sqe,
+		       (char *)ring->sqe_map + (i & ring->sq_mask) * sqe, sqe);
+	nw_cq_copy(ring, c->cq_head, c->cq_tail, c->cq_buf, false);
+	return 0;
+}
+
+/* Lay the saved entries out in the new rings; the SQ array as identity. */
+static void resize_restore(struct nw_ring *ring, struct resize_copy *c)
+{
+	size_t sqe = (size_t)1 << ring->sqe_shift;
+
+	for (unsigned int i = c->sq_head; i != c->sq_tail; i++)
+		memcpy((char *)ring->sqe_map + (i & ring->sq_mask) * sqe,
+		       c->sq_buf + (i - c->sq_head) * sqe, sqe);
+	nw_cq_copy(ring, c->cq_head, c->cq_tail, c->cq_buf, true);
+	if (ring->sq_array)
+		for (unsigned int i = 0; i < ring->sq_entries; i++)
+			ring->sq_array[i] = i;
+	free(c->sq_buf);
+	free(c->cq_buf);
+}
+
+int nw_ringmem_resize(struct nw_ring *ring, struct io_uring_params *p)
+{
+	size_t sqes_sz = (size_t)p->sq_entries << ring->sqe_shift;
+	struct resize_copy c;
+	void *sqes;
+	int ret;
+
+	if (!resizable(ring))
+		return -EINVAL;
+	fill_offsets(ring, p);
+	ret = resize_save(ring, p, &c);
+	if (ret)
+		return ret;
+	/* Within the file sized for the largest: the same pages, moved. */
+	sqes = mremap(ring->sqe_map, ring->sqe_map_sz, sqes_sz, MREMAP_MAYMOVE);
+	if (sqes == MAP_FAILED) {
+		free(c.sq_buf);
+		free(c.cq_buf);
+		return -ENOMEM;
+	}
+	ring->sqe_map = sqes;
+	ring->sqe_map_sz = sqes_sz;
+	ring->sq_entries = p->sq_entries;
+	ring->sq_mask = p->sq_entries - 1;
+	ring->cq_entries = p->cq_entries;
+	ring->cq_mask = p->cq_entries - 1;
+	ring->rings_map_sz = rings_size(ring);
+	madvise(ring->rings_map, page_align(ring->rings_map_sz),
+		MADV_POPULATE_WRITE);
+	init_pointers(ring);
+	resize_restore(ring, &c);
+	mirror_rewrite(ring);
+	/* A CQ ring the program maps apart again is settled anew. */
+	__atomic_store_n(&ring->mem_settled, false, __ATOMIC_RELEASE);
+	return 0;
 }

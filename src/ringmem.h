@@ -14,6 +14,15 @@ int nw_ringmem_create(struct nw_ring *ring, struct io_uring_params *p);
 /* Undo the engine's mappings (setup failed after nw_ringmem_create). */
 void nw_ringmem_destroy(struct nw_ring *ring);
 
+/*
+ * IORING_REGISTER_RESIZE_RINGS on the ring's memory (io_register_resize_rings):
+ * p holds the new sizes (checked); its sq_off and cq_off are filled, and
+ * the pending SQEs and CQEs move to the new rings: 0, -EOVERFLOW when
+ * they do not fit (nothing changed), -EINVAL (NO_MMAP: not done), -ENOMEM.
+ * The program maps the ring fd again. Under reg_lock, on the submitter.
+ */
+int nw_ringmem_resize(struct nw_ring *ring, struct io_uring_params *p);
+
 void nw_ringmem_settle_slow(struct nw_ring *ring, int fd);
 /*
  * Make the program's mappings of IORING_OFF_CQ_RING views of the rings

@@ -74,8 +74,8 @@ static int check_flags(const struct io_uring_params *p)
 	return 0;
 }
 
-/* io_uring_fill_params: ring sizes. */
-static int size_rings(unsigned int entries, struct io_uring_params *p)
+/* io_uring_fill_params: ring sizes (setup's, and a resize's). */
+int nw_setup_size_rings(unsigned int entries, struct io_uring_params *p)
 {
 	if (!entries)
 		return -EINVAL;
@@ -205,7 +205,7 @@ int nw_setup(unsigned int entries, struct io_uring_params *uparams)
 			return -EINVAL;
 	ret = check_flags(&p);
 	if (!ret)
-		ret = size_rings(entries, &p);
+		ret = nw_setup_size_rings(entries, &p);
 	if (!ret)
 		ret = check_attach_wq(&p);
 	if (ret)
