@@ -52,6 +52,8 @@
 #   APPS_CACHE     downloads kept across runs (default /var/cache/nowait-apps;
 #                  $B/apps-cache when that cannot be made); never required
 #   APPS_TIMEOUT   seconds for one program run (default 120)
+#   FRESH_CACHE    where make fresh-check keeps its minbase tarball (taken
+#                  for the runc rootfs when APPS_CACHE has none)
 #   APPS_KNOWN     the known-differences file
 
 set -uo pipefail
@@ -74,10 +76,13 @@ known_reason() {
 	awk -F'\t' -v c="$1" '$1 == c { print $2; f = 1 } END { exit !f }' "$KNOWN"
 }
 
-# verdict CASE PASS|FAIL|SKIP REASON
+# verdict CASE PASS|FAIL|FAIL!|SKIP REASON. FAIL! is a failure the known
+# list does not excuse (a missing package, the kernel's run failing).
 verdict() {
 	local c=$1 v=$2 why=$3 k
-	if k=$(known_reason "$c"); then
+	if [ "$v" = 'FAIL!' ]; then
+		v=FAIL
+	elif k=$(known_reason "$c"); then
 		case $v in
 		FAIL) v=XFAIL why="$why; known: $k" ;;
 		PASS) why="$why; listed in $(basename "$KNOWN") ($k): delete its line" ;;
@@ -88,6 +93,11 @@ verdict() {
 	SKIP) NS=$((NS + 1)) ;; XFAIL) NX=$((NX + 1)) ;;
 	esac
 	say "$c: $v ($why)"
+}
+
+# hard ENGINE: the verdict of a failed run on ENGINE.
+hard() {
+	if [ "$1" = kernel ]; then echo 'FAIL!'; else echo FAIL; fi
 }
 
 # missing CASE PKG...: a package the case needs is not installed: SKIP, or
@@ -101,7 +111,7 @@ missing() {
 	done
 	[ -z "$m" ] && return 1
 	if [ "$STRICT" = 1 ]; then
-		verdict "$c" FAIL "not installed:$m"
+		verdict "$c" 'FAIL!' "not installed:$m"
 	else
 		verdict "$c" SKIP "not installed:$m"
 	fi
@@ -168,9 +178,9 @@ case_qemu() {
 	qemu_run nowait "$fmt" "$d/nowait"
 	rk=$(cat "$d/kernel/rc") rn=$(cat "$d/nowait/rc")
 	if [ "$rk" != 0 ]; then
-		verdict "$c" FAIL "on the kernel: exit $rk; see $d/kernel/err"
+		verdict "$c" 'FAIL!' "on the kernel: exit $rk; see $d/kernel/err"
 	elif grep -q -i 'fail' "$d/kernel/out" "$d/kernel/err"; then
-		verdict "$c" FAIL "on the kernel: a pattern failed; see $d/kernel/out"
+		verdict "$c" 'FAIL!' "on the kernel: a pattern failed; see $d/kernel/out"
 	elif [ "$rn" != 0 ]; then
 		verdict "$c" FAIL "on nowait: exit $rn; see $d/nowait/err"
 	elif ! ran_on_nowait "$d/nowait/err"; then
@@ -219,6 +229,9 @@ case_qemu_idle() {
 
 # --- MariaDB -----------------------------------------------------------------
 
+# The servers started and not yet seen to end: killed if the script exits
+# early (an interrupt); a pid is forgotten once it has ended, so that no
+# later process that gets the number is touched.
 SERVERS=()
 stop_servers() {
 	local p
@@ -228,11 +241,19 @@ stop_servers() {
 }
 trap stop_servers EXIT
 
+forget() {
+	local p left=()
+	for p in "${SERVERS[@]}"; do
+		[ "$p" = "$1" ] || left+=("$p")
+	done
+	SERVERS=("${left[@]}")
+}
+
 # my_start ENGINE DIR: mariadbd in the background on DIR's datadir and
 # socket; MYPID is its pid (nowait-eperm and nowait-run exec it). Returns 1
 # when it does not answer within 60 s.
 my_start() {
-	local e=$1 d=$2 i
+	local e=$1 d=$2
 	local args=(mariadbd --no-defaults --datadir="$d/data" --socket="$d/sock"
 		--skip-networking --pid-file="$d/pid" --log-error="$d/err.log"
 		--user=root --innodb-use-native-aio=1 --innodb-buffer-pool-size=64M
@@ -246,26 +267,29 @@ my_start() {
 	# Out of the job table: a kill -9 is not reported; bash still reaps it.
 	disown "$MYPID"
 	SERVERS+=("$MYPID")
-	for i in $(seq 120); do
+	for _ in $(seq 120); do
 		mariadb-admin --socket="$d/sock" -uroot ping >/dev/null 2>&1 && return 0
 		kill -0 "$MYPID" 2>/dev/null || return 1
 		sleep 0.5
 	done
+	kill -9 "$MYPID"
 	return 1
 }
 
 # my_stop SIGNAL: stops the server MYPID and waits (60 s at most) for it.
 my_stop() {
-	local i
 	kill "-$1" "$MYPID" 2>/dev/null
-	for i in $(seq 120); do
+	for _ in $(seq 120); do
 		kill -0 "$MYPID" 2>/dev/null || break
 		sleep 0.5
 	done
 	if kill -0 "$MYPID" 2>/dev/null; then
 		kill -9 "$MYPID"
+		sleep 1
+		kill -0 "$MYPID" 2>/dev/null || forget "$MYPID"
 		return 1
 	fi
+	forget "$MYPID"
 	return 0
 }
 
@@ -322,12 +346,12 @@ case_mariadb() {
 	rm -rf "$d" && mkdir -p "$d"
 	for e in kernel nowait; do
 		if ! my_run "$e" "$d/$e"; then
-			verdict "$c" FAIL "on $e: $(cat "$d/$e/why")"
+			verdict "$c" "$(hard "$e")" "on $e: $(cat "$d/$e/why")"
 			return
 		fi
 	done
 	if ! grep -q 'InnoDB: Using io_uring' "$d/kernel/err.log"; then
-		verdict "$c" FAIL "InnoDB does not use io_uring on the kernel; see $d/kernel/err.log"
+		verdict "$c" 'FAIL!' "InnoDB does not use io_uring on the kernel; see $d/kernel/err.log"
 	elif ! grep -q 'InnoDB: Using io_uring' "$d/nowait/err.log"; then
 		verdict "$c" FAIL "InnoDB does not use io_uring on nowait; see $d/nowait/err.log"
 	elif ! ran_on_nowait "$d/nowait/stderr" "$d/nowait/err.log"; then
@@ -336,7 +360,7 @@ case_mariadb() {
 		verdict "$c" FAIL "no crash recovery after kill -9 on nowait; see $d/nowait/err.log"
 	elif grep -q -i -E 'error|corrupt' "$d/kernel/results" ||
 		! grep -q '^apps.t' "$d/kernel/results"; then
-		verdict "$c" FAIL "on the kernel: $d/kernel/results"
+		verdict "$c" 'FAIL!' "on the kernel: $d/kernel/results"
 	elif ! cmp -s "$d/kernel/results" "$d/nowait/results"; then
 		verdict "$c" FAIL "results differ: diff $d/kernel/results $d/nowait/results"
 	else
@@ -354,13 +378,15 @@ rootfs() {
 	[ -f "$r/.complete" ] && return 0
 	cache=$(pick_cache)
 	tar=$cache/debian-bookworm-amd64-minbase.tar
-	[ -s "$tar" ] || tar=/var/cache/nowait-fresh/debian-bookworm-amd64-minbase.tar
+	[ -s "$tar" ] ||
+		tar=${FRESH_CACHE:-/var/cache/nowait-fresh}/debian-bookworm-amd64-minbase.tar
 	rm -rf --one-file-system "$r" && mkdir -p "$r"
 	if [ -s "$tar" ] && tar -C "$r" -xpf "$tar"; then
 		touch "$r/.complete"
 		return 0
 	fi
 	tar=$cache/debian-bookworm-amd64-minbase.tar
+	# shellcheck disable=SC2016 # apt's own $(FIELD) syntax
 	url=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE)' 2>/dev/null |
 		awk '$2 == "bookworm" { print $1; exit }')
 	rm -rf --one-file-system "$r"
@@ -419,7 +445,7 @@ case_runc_fio() {
 	missing "$c" runc golang-github-containers-common fio jq debootstrap && return
 	rm -rf "$d/state" "$d/data" "$d"/*.out && mkdir -p "$d/data"
 	if ! rootfs "$d/rootfs"; then
-		verdict "$c" FAIL "no rootfs (debootstrap: see $W/debootstrap.log)"
+		verdict "$c" 'FAIL!' "no rootfs (debootstrap: see $W/debootstrap.log)"
 		return
 	fi
 	# Debian's fio and the libraries it loads, into the image.
@@ -431,15 +457,15 @@ case_runc_fio() {
 	if ! oci_seccomp "$caps" >"$d/seccomp.json" ||
 		jq -e '.syscalls[].names[] | select(startswith("io_uring"))' \
 			"$d/seccomp.json" >/dev/null; then
-		verdict "$c" FAIL "podman's profile does not block io_uring; see $d/seccomp.json"
+		verdict "$c" 'FAIL!' "podman's profile does not block io_uring; see $d/seccomp.json"
 		return
 	fi
 	runc_fio alone
 	runc_fio nowait /nowait/nowait-run --auto --
 	if [ "$(cat "$d/alone.rc")" = 0 ]; then
-		verdict "$c" FAIL "fio's io_uring engine works under the profile alone; see $d/alone.out"
+		verdict "$c" 'FAIL!' "fio's io_uring engine works under the profile alone; see $d/alone.out"
 	elif ! grep -q 'Function not implemented' "$d/alone.out"; then
-		verdict "$c" FAIL "fio alone did not fail with ENOSYS; see $d/alone.out"
+		verdict "$c" 'FAIL!' "fio alone did not fail with ENOSYS; see $d/alone.out"
 	elif [ "$(cat "$d/nowait.rc")" != 0 ]; then
 		verdict "$c" FAIL "fio under nowait-run --auto: exit $(cat "$d/nowait.rc"); see $d/nowait.out"
 	elif ! grep -q '^nowait: user-space engine' "$d/nowait.out"; then
@@ -474,7 +500,7 @@ case_node() {
 	uv=$(node -p 'process.versions.uv' 2>/dev/null)
 	if ! ver_ge "$nv" 20 || ! ver_ge "$uv" 1.45; then
 		# Debian 12's nodejs (18.x, the system's libuv 1.44) has no io_uring.
-		verdict "$c" "$([ "$STRICT" = 1 ] && echo FAIL || echo SKIP)" \
+		verdict "$c" "$([ "$STRICT" = 1 ] && echo 'FAIL!' || echo SKIP)" \
 			"node $nv on libuv $uv: libuv's io_uring needs 1.45 (Node.js 20)"
 		return
 	fi
@@ -497,9 +523,9 @@ case_node() {
 		[ "$n" -ge "$NODE_FILES" ] || why="$why $op=$n"
 	done
 	if ! grep -q "^$NODE_FILES files " "$d/kernel.out"; then
-		verdict "$c" FAIL "on the kernel: see $d/kernel.err"
+		verdict "$c" 'FAIL!' "on the kernel: see $d/kernel.err"
 	elif [ "$k" != 0 ]; then
-		verdict "$c" FAIL "on the kernel libuv opened $k files itself (not on io_uring): node $nv, libuv $uv"
+		verdict "$c" 'FAIL!' "on the kernel libuv opened $k files itself (not on io_uring): node $nv, libuv $uv"
 	elif ! grep -q "^$NODE_FILES files " "$d/nowait.out"; then
 		verdict "$c" FAIL "on nowait: see $d/nowait.err"
 	elif ! ran_on_nowait "$d/nowait.err"; then
@@ -517,6 +543,7 @@ case_node() {
 
 # le32 N: N as 4 little-endian bytes.
 le32() {
+	# shellcheck disable=SC2059 # the format is the bytes
 	printf "$(printf '\\x%02x\\x%02x\\x%02x\\x%02x' $(($1 & 255)) \
 		$((($1 >> 8) & 255)) $((($1 >> 16) & 255)) $((($1 >> 24) & 255)))"
 }
@@ -538,7 +565,7 @@ mpc_() {
 # mpd_run ENGINE: mpd on $M (its own music, database, socket and pipe
 # output): update the database, play one file. Returns 1 with $M/why.
 mpd_run() {
-	local e=$1 i pid step
+	local e=$1 pid step
 	cat >"$M/mpd.conf" <<-EOF
 		music_directory "$d/music"
 		db_file "$M/database"
@@ -564,7 +591,7 @@ mpd_run() {
 	pid=$!
 	disown "$pid"
 	SERVERS+=("$pid")
-	for i in $(seq 80); do
+	for _ in $(seq 80); do
 		[ -S "$M/socket" ] && break
 		sleep 0.25
 	done
@@ -574,7 +601,7 @@ mpd_run() {
 		step=play && mpc_ play >/dev/null ||
 		echo "mpc $step failed or hung; see $M/stderr" >"$M/why"
 	# 2 s of audio; the pipe output does not pace it.
-	for i in $(seq 80); do
+	for _ in $(seq 80); do
 		[ -s "$M/why" ] && break
 		mpc_ status >"$M/status" 2>&1 || break
 		grep -q '^\[playing\]' "$M/status" || break
@@ -583,15 +610,17 @@ mpd_run() {
 	grep -q '^\[playing\]' "$M/status" 2>/dev/null &&
 		echo "still playing after 20 s" >"$M/why"
 	kill -TERM "$pid" 2>/dev/null
-	for i in $(seq 40); do
+	for _ in $(seq 40); do
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.25
 	done
 	if kill -0 "$pid" 2>/dev/null; then
 		kill -9 "$pid"
+		sleep 1
 		[ -s "$M/why" ] && sed -i 's/$/; SIGTERM did not stop it/' "$M/why" ||
 			echo "SIGTERM did not stop it" >"$M/why"
 	fi
+	kill -0 "$pid" 2>/dev/null || forget "$pid"
 	[ ! -s "$M/why" ]
 }
 
@@ -607,14 +636,14 @@ case_mpd() {
 		M=$d/$e
 		mkdir -p "$M"
 		if ! mpd_run "$e"; then
-			verdict "$c" FAIL "on $e: $(cat "$M/why")"
+			verdict "$c" "$(hard "$e")" "on $e: $(cat "$M/why")"
 			return
 		fi
 	done
 	n=$(jq -s '[.[].ops | (.READ.n // 0) + (.READV.n // 0)] | add // 0' \
 		"$d/nowait/stats" 2>/dev/null)
 	if ! cmp -s "$d/samples" "$d/kernel/out"; then
-		verdict "$c" FAIL "on the kernel the pipe output is not the file's samples"
+		verdict "$c" 'FAIL!' "on the kernel the pipe output is not the file's samples"
 	elif ! cmp -s "$d/samples" "$d/nowait/out"; then
 		verdict "$c" FAIL "the pipe output is not the file's samples ($d/nowait/out)"
 	elif ! cmp -s "$d/kernel/listall" "$d/nowait/listall"; then
