@@ -21,7 +21,6 @@
 
 /* Register opcodes past this system's <linux/io_uring.h> (6.13+). */
 #define NW_REGISTER_RESIZE_RINGS 33U
-#define NW_REGISTER_LAST	 34U
 
 /*
  * Our own "last opcode we know", independent of the installed header: the
