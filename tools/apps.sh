@@ -499,9 +499,11 @@ case_node() {
 	nv=$(node -p 'process.versions.node' 2>/dev/null)
 	uv=$(node -p 'process.versions.uv' 2>/dev/null)
 	if ! ver_ge "$nv" 20 || ! ver_ge "$uv" 1.45; then
-		# Debian 12's nodejs (18.x, the system's libuv 1.44) has no io_uring.
-		verdict "$c" "$([ "$STRICT" = 1 ] && echo 'FAIL!' || echo SKIP)" \
-			"node $nv on libuv $uv: libuv's io_uring needs 1.45 (Node.js 20)"
+		# Debian 12's nodejs (18.x, the system's libuv 1.44) has no
+		# io_uring, and no Debian 12 package has a newer one: a machine
+		# without its own Node.js 20 cannot run the case, even in CI.
+		verdict "$c" SKIP \
+			"node $nv on libuv $uv: libuv's io_uring needs 1.45 (Node.js 20, not in Debian 12)"
 		return
 	fi
 	missing "$c" jq strace && return
