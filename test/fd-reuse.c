@@ -313,50 +313,6 @@ static void run_checks(void)
 	test_multishot_poll_keeps_file();
 }
 
-/* Is the ring fd one of the preload's engine (a memfd), not the kernel's? */
-static bool ring_is_nowait(void)
-{
-	char path[64], target[128];
-	struct t_ring r;
-	ssize_t n;
-
-	T_ASSERT_EQ(t_ring_init(&r, 4, NULL), 0);
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", r.fd);
-	n = readlink(path, target, sizeof(target) - 1);
-	t_ring_exit(&r);
-	if (n <= 0)
-		return false;
-	target[n] = 0;
-	return strstr(target, "nowait-ring") != NULL;
-}
-
-/* Run this program again under the preload's engine (kernel calls). */
-static void run_preloaded(const char *so)
-{
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	int status;
-	pid_t pid;
-
-	T_ASSERT_GT(n, 0);
-	self[n] = 0;
-	pid = fork();
-	T_ASSERT_GE(pid, 0);
-	if (pid == 0) {
-		setenv("LD_PRELOAD", so, 1);
-		setenv("NOWAIT_MODE", "user", 1);
-		setenv("NOWAIT_TEST_ENGINE", "kernel", 1);
-		setenv(CHILD_ENV, "1", 1);
-		execl(self, self, (char *)NULL);
-		_exit(127);
-	}
-	status = t_waitpid_timeout(pid, 40000);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		fprintf(stderr, "preloaded run failed (status %#x)\n", status);
-	T_ASSERT(WIFEXITED(status));
-	T_ASSERT_EQ(WEXITSTATUS(status), 0);
-}
-
 /* The preloaded run, where the sanitizers allow it; 0 or T_EXIT_SKIP. */
 static int preloaded(void)
 {
@@ -365,20 +321,17 @@ static int preloaded(void)
 	printf("preload part skipped: tested in the plain build\n");
 	return 0;
 #else
-	char exe[PATH_MAX], so[PATH_MAX + 32], *slash;
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	static const char *const env[] = {
+		"NOWAIT_MODE", "user",	  "NOWAIT_TEST_ENGINE",
+		"kernel",      CHILD_ENV, "1",
+		NULL};
+	char so[PATH_MAX + 32];
 
-	T_ASSERT_GT(n, 0);
-	exe[n] = 0;
-	slash = strrchr(exe, '/');
-	T_ASSERT(slash != NULL);
-	*slash = 0;
-	snprintf(so, sizeof(so), "%s/../libnowait-preload.so", exe);
-	if (access(so, R_OK)) {
+	if (!t_preload_path(so, sizeof(so))) {
 		printf("preload part skipped: no %s\n", so);
 		return 0;
 	}
-	run_preloaded(so);
+	t_run_self(so, env, 40000);
 	return 0;
 #endif
 }
@@ -388,7 +341,7 @@ int main(void)
 	t_watchdog(60);
 	signal(SIGPIPE, SIG_IGN);
 	if (getenv(CHILD_ENV)) {
-		T_ASSERT(ring_is_nowait()); /* really the preload's engine */
+		T_ASSERT(t_ring_is_nowait()); /* really the preload's engine */
 		run_checks();
 		return T_EXIT_PASS;
 	}

@@ -4,7 +4,10 @@
  * kernel, and a minimal raw ring (SQ index array, store-release of the tails
  * and heads we own) on the ring rawring.c maps, independent of liburing.
  */
+#include <limits.h>
 #include <signal.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -483,4 +486,68 @@ int t_rsrc_update2(struct t_ring *r, unsigned int op, unsigned int off,
 	up.data = (uintptr_t)data;
 	up.tags = (uintptr_t)tags;
 	return t_register(r->fd, op, &up, sizeof(up));
+}
+
+bool t_preload_path(char *buf, size_t len)
+{
+	char exe[PATH_MAX], *slash;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	T_ASSERT_GT(n, 0);
+	exe[n] = 0;
+	slash = strrchr(exe, '/');
+	T_ASSERT(slash != NULL);
+	*slash = 0;
+	snprintf(buf, len, "%s/../libnowait-preload.so", exe);
+	return access(buf, R_OK) == 0;
+}
+
+bool t_fd_is_nowait_ring(int fd)
+{
+	char path[64], target[128];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n <= 0)
+		return false;
+	target[n] = 0;
+	return strstr(target, "memfd:nowait-ring:") != NULL;
+}
+
+bool t_ring_is_nowait(void)
+{
+	struct t_ring r;
+	bool yes;
+
+	T_ASSERT_EQ(t_ring_init(&r, 4, NULL), 0);
+	yes = t_fd_is_nowait_ring(r.fd);
+	t_ring_exit(&r);
+	return yes;
+}
+
+void t_run_self(const char *so, const char *const *env, unsigned int ms)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	int status;
+	pid_t pid;
+
+	T_ASSERT_GT(n, 0);
+	self[n] = 0;
+	pid = fork();
+	T_ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		setenv("LD_PRELOAD", so, 1);
+		for (; env[0] && env[1]; env += 2)
+			setenv(env[0], env[1], 1);
+		execl(self, self, (char *)NULL);
+		_exit(127);
+	}
+	status = t_waitpid_timeout(pid, ms);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fprintf(stderr, "%s under %s failed (status %#x)\n", self, so,
+			status);
+	T_ASSERT(WIFEXITED(status));
+	T_ASSERT_EQ(WEXITSTATUS(status), 0);
 }

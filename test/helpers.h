@@ -148,4 +148,20 @@ ssize_t t_writer_join(struct t_writer *w);
  */
 int t_waitpid_timeout(pid_t pid, unsigned int ms);
 
+/*
+ * The preload library beside the test programs (build/libnowait-preload.so)
+ * into buf: false when it is not there.
+ */
+bool t_preload_path(char *buf, size_t len);
+/* Is fd a ring of nowait's engine (its memfd's name), not the kernel's? */
+bool t_fd_is_nowait_ring(int fd);
+/* Is a ring set up here nowait's (the check of a preloaded run)? */
+bool t_ring_is_nowait(void);
+/*
+ * Run this program again with LD_PRELOAD=so and the environment env (name,
+ * value pairs, NULL-terminated); wait at most ms for it and assert that it
+ * exited 0 (what failed is printed with what).
+ */
+void t_run_self(const char *so, const char *const *env, unsigned int ms);
+
 #endif

@@ -50,25 +50,11 @@ static void make_data_file(void)
 	T_ASSERT_EQ(pwrite(data_fd, buf, FILE_LEN, 0), FILE_LEN);
 }
 
-/* Is fd a nowait ring (its memfd's name)? */
-static bool is_nowait_ring(int fd)
-{
-	char path[64], target[128];
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	n = readlink(path, target, sizeof(target) - 1);
-	if (n <= 0)
-		return false;
-	target[n] = '\0';
-	return strstr(target, "memfd:nowait-ring:") != NULL;
-}
-
 static void ring_init(struct io_uring *ring, unsigned int entries,
 		      struct io_uring_params *p)
 {
 	T_ASSERT_EQ(io_uring_queue_init_params(entries, ring, p), 0);
-	T_ASSERT_EQ(is_nowait_ring(ring->ring_fd), want_nowait);
+	T_ASSERT_EQ(t_fd_is_nowait_ring(ring->ring_fd), want_nowait);
 	T_ASSERT(p->features & IORING_FEAT_SINGLE_MMAP);
 	/* liburing mapped one region for both rings. */
 	T_ASSERT(ring->sq.ring_ptr == ring->cq.ring_ptr);
@@ -159,7 +145,7 @@ static void test_queue_init(void)
 	struct io_uring ring;
 
 	T_ASSERT_EQ(io_uring_queue_init(16, &ring, 0), 0);
-	T_ASSERT_EQ(is_nowait_ring(ring.ring_fd), want_nowait);
+	T_ASSERT_EQ(t_fd_is_nowait_ring(ring.ring_fd), want_nowait);
 	T_ASSERT(ring.features & IORING_FEAT_SINGLE_MMAP);
 	T_ASSERT(ring.sq.ring_ptr == ring.cq.ring_ptr);
 	traffic(&ring, 32);
@@ -180,34 +166,15 @@ static void run_checks(void)
 /* The user run: this program again, its io_uring calls trapped. */
 static int run_preloaded(void)
 {
-	char self[PATH_MAX], so[PATH_MAX + 32], *slash;
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	pid_t pid;
-	int status;
+	static const char *const env[] = {"NOWAIT_MODE", "user", CHILD_ENV, "1",
+					  NULL};
+	char so[PATH_MAX + 32];
 
-	T_ASSERT_GT(n, 0);
-	self[n] = 0;
-	snprintf(so, sizeof(so), "%s", self);
-	slash = strrchr(so, '/');
-	T_ASSERT(slash != NULL);
-	snprintf(slash, sizeof(so) - (size_t)(slash - so),
-		 "/../libnowait-preload.so");
-	if (access(so, R_OK)) {
+	if (!t_preload_path(so, sizeof(so))) {
 		printf("skip: no %s\n", so);
 		return T_EXIT_SKIP;
 	}
-	pid = fork();
-	T_ASSERT_GE(pid, 0);
-	if (pid == 0) {
-		setenv("LD_PRELOAD", so, 1);
-		setenv("NOWAIT_MODE", "user", 1);
-		setenv(CHILD_ENV, "1", 1);
-		execl(self, self, (char *)NULL);
-		_exit(127);
-	}
-	status = t_waitpid_timeout(pid, 40000);
-	T_ASSERT(WIFEXITED(status));
-	T_ASSERT_EQ(WEXITSTATUS(status), 0);
+	t_run_self(so, env, 40000);
 	return T_EXIT_PASS;
 }
 

@@ -381,31 +381,16 @@ static bool read_is_preloaded(void)
 
 static void run_preloaded(const char *so, const char *spin)
 {
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	pid_t pid;
-	int status;
+	const char *const env[] = {"NOWAIT_PIPE_SPIN_US",
+				   spin,
+				   "NOWAIT_MODE",
+				   "kernel",
+				   CHILD_ENV,
+				   spin,
+				   NULL};
 
-	T_ASSERT_GT(n, 0);
-	self[n] = 0;
-	pid = fork();
-	T_ASSERT_GE(pid, 0);
-	if (pid == 0) {
-		setenv("LD_PRELOAD", so, 1);
-		setenv("NOWAIT_PIPE_SPIN_US", spin, 1);
-		setenv("NOWAIT_MODE", "kernel", 1);
-		setenv(CHILD_ENV, spin, 1);
-		execl(self, self, (char *)NULL);
-		_exit(127);
-	}
-	status = t_waitpid_timeout(pid, 20000);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		fprintf(stderr,
-			"preloaded run with NOWAIT_PIPE_SPIN_US=%s "
-			"failed (status %#x)\n",
-			spin, status);
-	T_ASSERT(WIFEXITED(status));
-	T_ASSERT_EQ(WEXITSTATUS(status), 0);
+	printf("preloaded run, NOWAIT_PIPE_SPIN_US=%s\n", spin);
+	t_run_self(so, env, 20000);
 }
 
 int main(void)
@@ -416,9 +401,8 @@ int main(void)
 	return T_EXIT_SKIP;
 #endif
 	static const char *const spins[] = {"5", "adaptive", "50"};
-	char exe[PATH_MAX], so[PATH_MAX + 32], *slash;
+	char so[PATH_MAX + 32];
 	const char *child = getenv(CHILD_ENV);
-	ssize_t n;
 	size_t i;
 
 	t_watchdog(50);
@@ -429,14 +413,7 @@ int main(void)
 		return T_EXIT_PASS;
 	}
 	run_checks(); /* plain */
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	T_ASSERT_GT(n, 0);
-	exe[n] = 0;
-	slash = strrchr(exe, '/');
-	T_ASSERT(slash != NULL);
-	*slash = 0;
-	snprintf(so, sizeof(so), "%s/../libnowait-preload.so", exe);
-	if (access(so, R_OK)) {
+	if (!t_preload_path(so, sizeof(so))) {
 		printf("skip: no %s\n", so);
 		return T_EXIT_SKIP;
 	}
