@@ -47,14 +47,57 @@
 #define IORING_REGISTER_USE_REGISTERED_RING (1U << 31)
 #endif
 
+/*
+ * Register opcodes after 6.1's (enum constants in newer headers: the
+ * macros name the same values).
+ */
+#ifndef IORING_REGISTER_PBUF_STATUS
+#define IORING_REGISTER_PBUF_STATUS   26
+#define IORING_REGISTER_NAPI	      27
+#define IORING_UNREGISTER_NAPI	      28
+#define IORING_REGISTER_CLOCK	      29
+#define IORING_REGISTER_CLONE_BUFFERS 30
+#define IORING_REGISTER_SEND_MSG_RING 31
+#define IORING_REGISTER_ZCRX_IFQ      32
+#define IORING_REGISTER_RESIZE_RINGS  33
+#define IORING_REGISTER_MEM_REGION    34
+#define IORING_REGISTER_QUERY	      35
+#endif
+
+/* IORING_REGISTER_CLOCK's argument (struct io_uring_clock_register). */
+struct nw_clock_register {
+	__u32 clockid;
+	__u32 resv[3];
+};
+
+/* IORING_(UN)REGISTER_NAPI's argument (struct io_uring_napi). */
+struct nw_napi_register {
+	__u32 busy_poll_to;
+	__u8 prefer_busy_poll;
+	__u8 opcode; /* 6.15's pad[0]: IO_URING_NAPI_REGISTER_OP */
+	__u8 pad[2];
+	__u32 op_param;
+	__u32 resv;
+};
+
 #ifndef IORING_FEAT_REG_REG_RING
 #define IORING_FEAT_REG_REG_RING (1U << 13)
 #endif
 #ifndef IORING_FEAT_RECVSEND_BUNDLE
 #define IORING_FEAT_RECVSEND_BUNDLE (1U << 14)
 #endif
+/*
+ * struct io_uring_getevents_arg's min_wait_usec (6.12) was its pad word
+ * before: NW_GETEVENTS_MIN_WAIT(arg) names it with either header.
+ */
 #ifndef IORING_FEAT_MIN_TIMEOUT
-#define IORING_FEAT_MIN_TIMEOUT (1U << 15)
+#define IORING_FEAT_MIN_TIMEOUT	   (1U << 15)
+#define NW_GETEVENTS_MIN_WAIT(arg) ((arg).pad)
+#else
+#define NW_GETEVENTS_MIN_WAIT(arg) ((arg).min_wait_usec)
+#endif
+#ifndef IORING_FEAT_NO_IOWAIT
+#define IORING_FEAT_NO_IOWAIT (1U << 17)
 #endif
 
 #ifndef IORING_CQE_F_BUF_MORE

@@ -207,7 +207,8 @@ struct nw_ring {
 	struct nw_stats *stats;	    /* NOWAIT_STATS (stats.c) */
 	unsigned int nr_overflowed; /* CQEs that went to the overflow list */
 	pid_t submitter_tid;	    /* SINGLE_ISSUER: 0 until fixed */
-	bool disabled;		    /* R_DISABLED until ENABLE_RINGS */
+	int clockid;   /* IORING_REGISTER_CLOCK: MONOTONIC or BOOTTIME */
+	bool disabled; /* R_DISABLED until ENABLE_RINGS */
 	/*
 	 * IORING_REGISTER_RESTRICTIONS (register.c): what was registered
 	 * while disabled, in force (restricted) from ENABLE_RINGS on.
@@ -405,9 +406,11 @@ struct nw_ext_arg {
 	size_t sigsz;
 	bool has_deadline;
 	struct timespec deadline; /* CLOCK_MONOTONIC */
+	long long min_ns;	  /* min_wait_usec in ns, 0: none */
 };
-int nw_get_ext_arg(unsigned int flags, const void *arg, size_t argsz,
-		   struct nw_ext_arg *ea);
+/* ring: its clock for IORING_ENTER_ABS_TIMER (IORING_REGISTER_CLOCK). */
+int nw_get_ext_arg(const struct nw_ring *ring, unsigned int flags,
+		   const void *arg, size_t argsz, struct nw_ext_arg *ea);
 
 /* register.c */
 int nw_register(struct nw_ring *ring, unsigned int opcode, void *arg,

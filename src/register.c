@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "internal.h"
 #include "complete.h"
@@ -277,6 +278,23 @@ static int reg_resize_rings(struct nw_ring *ring, void *arg,
 	return ret;
 }
 
+/* IORING_REGISTER_CLOCK: the clock of IORING_ENTER_ABS_TIMER waits. */
+static int reg_clock(struct nw_ring *ring, void *arg, unsigned int nr_args)
+{
+	struct nw_clock_register reg;
+
+	if (!arg || nr_args)
+		return -EINVAL;
+	if (nw_copy_from_user(&reg, arg, sizeof(reg)))
+		return -EFAULT;
+	if (reg.resv[0] || reg.resv[1] || reg.resv[2])
+		return -EINVAL;
+	if (reg.clockid != CLOCK_MONOTONIC && reg.clockid != CLOCK_BOOTTIME)
+		return -EINVAL;
+	WRITE_ONCE(ring->clockid, (int)reg.clockid);
+	return 0;
+}
+
 /* clang-format off */
 static const struct nw_regdef nw_regdefs[NW_REGISTER_LAST] = {
 	[IORING_REGISTER_BUFFERS]	= { "BUFFERS", nw_rsrc_register_buffers },
@@ -313,6 +331,7 @@ static const struct nw_regdef nw_regdefs[NW_REGISTER_LAST] = {
 	[IORING_REGISTER_IOWQ_MAX_WORKERS] = { "IOWQ_MAX_WORKERS",
 					       reg_iowq_max_workers },
 	[NW_REGISTER_RESIZE_RINGS]	= { "RESIZE_RINGS", reg_resize_rings },
+	[IORING_REGISTER_CLOCK]		= { "CLOCK", reg_clock },
 };
 /* clang-format on */
 

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 #include "internal.h"
 #include "opdef.h"
@@ -37,7 +38,8 @@
 	 IORING_FEAT_CQE_SKIP | IORING_FEAT_LINKED_FILE |          \
 	 IORING_FEAT_FAST_POLL | IORING_FEAT_POLL_32BITS |         \
 	 IORING_FEAT_RW_CUR_POS | IORING_FEAT_RSRC_TAGS |          \
-	 IORING_FEAT_SQPOLL_NONFIXED | IORING_FEAT_REG_REG_RING)
+	 IORING_FEAT_SQPOLL_NONFIXED | IORING_FEAT_REG_REG_RING |  \
+	 IORING_FEAT_MIN_TIMEOUT | IORING_FEAT_NO_IOWAIT)
 
 static unsigned int roundup_pow2(unsigned int v)
 {
@@ -127,6 +129,7 @@ static struct nw_ring *ring_alloc(const struct io_uring_params *p)
 	ring->lockless_cq =
 		ring->single_issuer && (p->flags & IORING_SETUP_DEFER_TASKRUN);
 	ring->disabled = p->flags & IORING_SETUP_R_DISABLED;
+	ring->clockid = CLOCK_MONOTONIC;
 	if (ring->single_issuer && !ring->disabled)
 		ring->submitter_tid = nw_gettid();
 	ring->ovf_tail = &ring->ovf_head;

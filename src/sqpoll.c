@@ -572,7 +572,7 @@ static int foreign_wait(struct nw_ring *ring, unsigned int min_complete,
 	sigset_t mask;
 	int ret;
 
-	ret = nw_get_ext_arg(flags, arg, argsz, &fa);
+	ret = nw_get_ext_arg(ring, flags, arg, argsz, &fa);
 	if (ret)
 		return ret;
 	if (min_complete > ring->cq_entries)

@@ -17,10 +17,11 @@
 #include "ringpoll.h"
 #include <nowait.h>
 
-#define NW_ENTER_FLAGS                                     \
-	(IORING_ENTER_GETEVENTS | IORING_ENTER_SQ_WAKEUP | \
-	 IORING_ENTER_SQ_WAIT | IORING_ENTER_EXT_ARG |     \
-	 IORING_ENTER_REGISTERED_RING | IORING_ENTER_NO_IOWAIT)
+#define NW_ENTER_FLAGS                                           \
+	(IORING_ENTER_GETEVENTS | IORING_ENTER_SQ_WAKEUP |       \
+	 IORING_ENTER_SQ_WAIT | IORING_ENTER_EXT_ARG |           \
+	 IORING_ENTER_REGISTERED_RING | IORING_ENTER_ABS_TIMER | \
+	 IORING_ENTER_NO_IOWAIT)
 
 #define NW_EXPORT __attribute__((visibility("default")))
 

@@ -82,7 +82,6 @@ int nw_copy_to_user(void *dst, const void *src, size_t len)
 }
 
 /* Past any real wait, and still in range as nanoseconds. */
-#define NW_DEADLINE_MAX_SEC (LLONG_MAX / 1000000000LL - 1)
 
 struct timespec nw_deadline(const struct __kernel_timespec *ts)
 {

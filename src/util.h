@@ -28,6 +28,9 @@ void nw_register_atfork(void);
 int nw_copy_from_user(void *dst, const void *src, size_t len);
 int nw_copy_to_user(void *dst, const void *src, size_t len);
 
+/* The last second a deadline may name (saturated there). */
+#define NW_DEADLINE_MAX_SEC (LLONG_MAX / 1000000000LL - 1)
+
 /*
  * CLOCK_MONOTONIC now plus ts (a negative part counts as zero), saturated
  * as the kernel's timespec64_to_ktime does: it always fits in a long long

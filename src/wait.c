@@ -31,12 +31,41 @@ struct wait_args {
 };
 
 /*
+ * An IORING_ENTER_ABS_TIMER time on the ring's clock, as a CLOCK_MONOTONIC
+ * deadline (BOOTTIME: less the time spent suspended so far).
+ */
+static struct timespec abs_deadline(const struct nw_ring *ring,
+				    const struct __kernel_timespec *ts)
+{
+	struct timespec d = {0, 0}, mono, boot;
+	long long ns;
+
+	if (ts->tv_sec < 0 || ts->tv_nsec < 0)
+		return d;
+	if (ts->tv_sec >= NW_DEADLINE_MAX_SEC) {
+		d.tv_sec = NW_DEADLINE_MAX_SEC;
+		return d;
+	}
+	ns = ts->tv_sec * 1000000000LL + ts->tv_nsec;
+	if (ring->clockid == CLOCK_BOOTTIME) {
+		clock_gettime(CLOCK_MONOTONIC, &mono);
+		clock_gettime(CLOCK_BOOTTIME, &boot);
+		ns -= nw_ts_ns(&boot) - nw_ts_ns(&mono);
+		if (ns < 0)
+			ns = 0;
+	}
+	d.tv_sec = ns / 1000000000;
+	d.tv_nsec = ns % 1000000000;
+	return d;
+}
+
+/*
  * Read the enter argument, as io_get_ext_arg does before any wait: with
  * EXT_ARG a struct io_uring_getevents_arg (size checked, pointers copied),
  * else the sigset pointer itself. The timeout is made absolute now.
  */
-int nw_get_ext_arg(unsigned int flags, const void *arg, size_t argsz,
-		   struct nw_ext_arg *out)
+int nw_get_ext_arg(const struct nw_ring *ring, unsigned int flags,
+		   const void *arg, size_t argsz, struct nw_ext_arg *out)
 {
 	struct io_uring_getevents_arg ea;
 	struct __kernel_timespec ts;
@@ -44,6 +73,7 @@ int nw_get_ext_arg(unsigned int flags, const void *arg, size_t argsz,
 	out->sigp = arg;
 	out->sigsz = argsz;
 	out->has_deadline = false;
+	out->min_ns = 0;
 	if (!(flags & IORING_ENTER_EXT_ARG))
 		return 0;
 	if (argsz != sizeof(ea))
@@ -52,11 +82,15 @@ int nw_get_ext_arg(unsigned int flags, const void *arg, size_t argsz,
 		return -EFAULT;
 	out->sigp = (const void *)(uintptr_t)ea.sigmask;
 	out->sigsz = ea.sigmask_sz;
+	out->min_ns = (long long)NW_GETEVENTS_MIN_WAIT(ea) * 1000;
 	if (!ea.ts)
 		return 0;
 	if (nw_copy_from_user(&ts, (void *)(uintptr_t)ea.ts, sizeof(ts)))
 		return -EFAULT;
-	out->deadline = nw_deadline(&ts);
+	if (flags & IORING_ENTER_ABS_TIMER)
+		out->deadline = abs_deadline(ring, &ts);
+	else
+		out->deadline = nw_deadline(&ts);
 	out->has_deadline = true;
 	return 0;
 }
@@ -314,7 +348,6 @@ static int spin(struct nw_ring *ring, unsigned int target,
 	}
 }
 
-/* Spin if the policy says so, then sleep; learn from how it went. */
 /*
  * Spin if the policy says so, then sleep; learn from how it went.
  * All signals are blocked for the whole wait, and every look and every
@@ -345,6 +378,34 @@ static int wait_for(struct nw_ring *ring, unsigned int target,
 	return ret;
 }
 
+/*
+ * A wait with min_wait_usec (IORING_FEAT_MIN_TIMEOUT), as the kernel's
+ * io_cqring_min_timer_wakeup: wait for min_complete until min_wait has
+ * passed. Then, without a later general timeout, or when CQEs came
+ * meanwhile or were there from the start, the wait is over; otherwise
+ * the first new CQE ends it, or the general timeout (-ETIME).
+ */
+static int wait_min(struct nw_ring *ring, unsigned int target,
+		    struct wait_args *wa, bool drive, int fd)
+{
+	unsigned int min_tail = load_acquire(ring->cq_tail);
+	struct nw_ext_arg general = wa->ea;
+	long long min_end = now_ns() + wa->ea.min_ns;
+	int ret;
+
+	wa->ea.has_deadline = true;
+	wa->ea.deadline.tv_sec = min_end / 1000000000;
+	wa->ea.deadline.tv_nsec = min_end % 1000000000;
+	ret = wait_for(ring, target, wa, drive, fd);
+	wa->ea = general;
+	if (ret != -ETIME || !general.has_deadline ||
+	    nw_ts_ns(&general.deadline) <= min_end)
+		return ret;
+	if (load_acquire(ring->cq_tail) != min_tail || nw_cq_ready(ring))
+		return -ETIME; /* events: 0 (wait_blocked) */
+	return wait_for(ring, min_tail + 1, wa, drive, fd);
+}
+
 /* The wait proper, with every signal blocked (nw_wait). */
 static int wait_blocked(struct nw_ring *ring, unsigned int min_complete,
 			const struct wait_args *args)
@@ -373,7 +434,10 @@ static int wait_blocked(struct nw_ring *ring, unsigned int min_complete,
 			return -errno;
 	}
 	nw_waiter_add(ring, &w);
-	ret = wait_for(ring, target, &wa, drive, w.fd);
+	if (wa.ea.min_ns)
+		ret = wait_min(ring, target, &wa, drive, w.fd);
+	else
+		ret = wait_for(ring, target, &wa, drive, w.fd);
 	nw_waiter_del(ring, &w);
 	if (drive) {
 		nw_reactor_drive_end(ring);
@@ -396,7 +460,7 @@ int nw_wait(struct nw_ring *ring, unsigned int min_complete, unsigned int flags,
 	int ret;
 
 	wa.sig = NULL;
-	ret = nw_get_ext_arg(flags, arg, argsz, &wa.ea);
+	ret = nw_get_ext_arg(ring, flags, arg, argsz, &wa.ea);
 	if (ret)
 		return ret;
 	if (min_complete > ring->cq_entries)
