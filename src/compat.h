@@ -38,4 +38,34 @@
 #define NW_REGISTER_LAST  36U
 #define NW_KERNEL_OP_LAST 63U
 
+/* Setup flags the engine honours; the others get -EINVAL, as on a kernel
+ * that predates them. */
+#define NW_SETUP_FLAGS                                                      \
+	(IORING_SETUP_IOPOLL | IORING_SETUP_CQSIZE | IORING_SETUP_CLAMP |   \
+	 IORING_SETUP_ATTACH_WQ | IORING_SETUP_R_DISABLED |                 \
+	 IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN |              \
+	 IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_SQE128 |                  \
+	 IORING_SETUP_CQE32 | IORING_SETUP_SINGLE_ISSUER |                  \
+	 IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_NO_SQARRAY |             \
+	 IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF | IORING_SETUP_NO_MMAP | \
+	 IORING_SETUP_REGISTERED_FD_ONLY)
+
+/* Every feature bit here is honoured (see README's status table). */
+#define NW_FEATURES                                                \
+	(IORING_FEAT_SINGLE_MMAP | IORING_FEAT_NODROP |            \
+	 IORING_FEAT_SUBMIT_STABLE | IORING_FEAT_CUR_PERSONALITY | \
+	 IORING_FEAT_EXT_ARG | IORING_FEAT_NATIVE_WORKERS |        \
+	 IORING_FEAT_CQE_SKIP | IORING_FEAT_LINKED_FILE |          \
+	 IORING_FEAT_FAST_POLL | IORING_FEAT_POLL_32BITS |         \
+	 IORING_FEAT_RW_CUR_POS | IORING_FEAT_RSRC_TAGS |          \
+	 IORING_FEAT_SQPOLL_NONFIXED | IORING_FEAT_REG_REG_RING |  \
+	 IORING_FEAT_MIN_TIMEOUT | IORING_FEAT_NO_IOWAIT)
+
+/* The io_uring_enter flags the engine knows. */
+#define NW_ENTER_FLAGS                                           \
+	(IORING_ENTER_GETEVENTS | IORING_ENTER_SQ_WAKEUP |       \
+	 IORING_ENTER_SQ_WAIT | IORING_ENTER_EXT_ARG |           \
+	 IORING_ENTER_REGISTERED_RING | IORING_ENTER_ABS_TIMER | \
+	 IORING_ENTER_NO_IOWAIT)
+
 #endif /* NW_COMPAT_H */

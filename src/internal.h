@@ -207,7 +207,15 @@ struct nw_ring {
 	struct nw_stats *stats;	    /* NOWAIT_STATS (stats.c) */
 	unsigned int nr_overflowed; /* CQEs that went to the overflow list */
 	pid_t submitter_tid;	    /* SINGLE_ISSUER: 0 until fixed */
-	int clockid;   /* IORING_REGISTER_CLOCK: MONOTONIC or BOOTTIME */
+	int clockid; /* IORING_REGISTER_CLOCK: MONOTONIC or BOOTTIME */
+	/* IORING_REGISTER_IOWQ_MAX_WORKERS of an SQPOLL ring: its poller's */
+	unsigned int sqp_wq_max[2];
+	/* IORING_REGISTER_NAPI (regwq.c): kept, nothing is busy-polled */
+#define NW_NAPI_IDS 16
+	uint8_t napi_track; /* IO_URING_NAPI_TRACKING_*, 255: inactive */
+	bool napi_prefer;
+	unsigned int napi_busy_us;
+	unsigned int nr_napi_ids, napi_ids[NW_NAPI_IDS];
 	bool disabled; /* R_DISABLED until ENABLE_RINGS */
 	/*
 	 * IORING_REGISTER_RESTRICTIONS (register.c): what was registered
@@ -415,6 +423,8 @@ int nw_get_ext_arg(const struct nw_ring *ring, unsigned int flags,
 /* register.c */
 int nw_register(struct nw_ring *ring, unsigned int opcode, void *arg,
 		unsigned int nr_args);
+/* fd -1: the opcodes that need no ring, -EINVAL for the others. */
+int nw_register_blind(unsigned int opcode, void *arg, unsigned int nr_args);
 /* The register opcode's name, or NULL (the trace's). */
 const char *nw_register_name(unsigned int opcode);
 

@@ -13,7 +13,9 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -32,6 +34,9 @@ struct nw_pool {
 	struct nw_work *head, **tail;
 	struct nw_work *running; /* taken by a worker, not yet done */
 	unsigned int nr_workers, nr_idle, max_workers;
+	/* IORING_REGISTER_IOWQ_AFF: the workers' CPUs from aff_gen 1 on */
+	unsigned int aff_gen;
+	cpu_set_t aff;
 };
 
 static struct nw_pool pools[NW_WQ_NR];
@@ -51,13 +56,14 @@ static void pool_reset(struct nw_pool *p, unsigned int max)
 	p->running = NULL;
 	p->nr_workers = p->nr_idle = 0;
 	p->max_workers = max;
+	p->aff_gen = 0;
 }
 
 /* In a forked child only the forking thread exists: start empty. */
 static void pools_after_fork(void)
 {
 	pool_reset(&pools[NW_WQ_BOUND], pools[NW_WQ_BOUND].max_workers);
-	pool_reset(&pools[NW_WQ_UNBOUND], NW_UNBOUND_MAX);
+	pool_reset(&pools[NW_WQ_UNBOUND], pools[NW_WQ_UNBOUND].max_workers);
 }
 
 static void pools_init(void)
@@ -70,28 +76,22 @@ static void pools_init(void)
 	pthread_atfork(NULL, NULL, pools_after_fork);
 }
 
-void nw_iowq_max_workers(unsigned int count[NW_WQ_NR])
+/* The worker's view of the pool's affinity generation. */
+static __thread unsigned int worker_aff_gen;
+
+/* Move this worker to the pool's CPUs if they changed. p->lock held. */
+static void worker_affinity(struct nw_pool *p)
 {
-	struct rlimit rl;
-	unsigned int prev = 0;
-
-	pthread_once(&pools_once, pools_init);
-	for (int i = 0; i < NW_WQ_NR; i++) {
-		struct nw_pool *p = &pools[i];
-
-		if (!getrlimit(RLIMIT_NPROC, &rl) && rl.rlim_cur < count[i])
-			count[i] = (unsigned int)rl.rlim_cur;
-		pthread_mutex_lock(&p->lock);
-		if (p->max_workers > prev)
-			prev = p->max_workers;
-		if (count[i])
-			p->max_workers = count[i];
-		pthread_mutex_unlock(&p->lock);
-		count[i] = prev;
-	}
+	if (worker_aff_gen == p->aff_gen)
+		return;
+	worker_aff_gen = p->aff_gen;
+	sched_setaffinity(0, sizeof(p->aff), &p->aff);
 }
 
-/* Wait for work; NULL when idle too long (the worker then exits). */
+/*
+ * Wait for work; NULL when idle too long, or idle in a pool with more
+ * workers than its cap (the worker then exits).
+ */
 static struct nw_work *pool_take(struct nw_pool *p)
 {
 	struct timespec deadline;
@@ -99,12 +99,16 @@ static struct nw_work *pool_take(struct nw_pool *p)
 
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	deadline.tv_sec += NW_IDLE_SEC;
+	worker_affinity(p);
 	while (!p->head) {
 		int r;
 
+		if (p->nr_workers > p->max_workers)
+			return NULL;
 		p->nr_idle++;
 		r = pthread_cond_timedwait(&p->cond, &p->lock, &deadline);
 		p->nr_idle--;
+		worker_affinity(p);
 		if (r == ETIMEDOUT && !p->head)
 			return NULL;
 	}
@@ -204,6 +208,7 @@ static int worker_start(struct nw_pool *p)
 	sigset_t all, old;
 	pthread_attr_t attr;
 	pthread_t tid;
+	char name[16];
 	int r;
 
 	sigfillset(&all);
@@ -216,6 +221,12 @@ static int worker_start(struct nw_pool *p)
 	pthread_attr_destroy(&attr);
 	if (r)
 		return -r;
+	/*
+	 * Named as io-wq names its workers, after the task they serve. The
+	 * detached worker is alive: it waits for p->lock, which we hold.
+	 */
+	snprintf(name, sizeof(name), "iou-wrk-%d", (int)nw_gettid());
+	pthread_setname_np(tid, name);
 	p->nr_workers++;
 	return 0;
 }
@@ -243,6 +254,47 @@ int nw_iowq_enqueue(struct nw_work *work, enum nw_wq_class cls)
 	}
 	pthread_mutex_unlock(&p->lock);
 	return ret ? -EAGAIN : 0;
+}
+
+void nw_iowq_set_max(const unsigned int max[NW_WQ_NR])
+{
+	pthread_once(&pools_once, pools_init);
+	for (int c = 0; c < NW_WQ_NR; c++) {
+		struct nw_pool *p = &pools[c];
+
+		if (!max[c])
+			continue;
+		pthread_mutex_lock(&p->lock);
+		p->max_workers =
+			max[c] < NW_UNBOUND_MAX ? max[c] : NW_UNBOUND_MAX;
+		pthread_cond_broadcast(&p->cond); /* the extra idle ones exit */
+		pthread_mutex_unlock(&p->lock);
+	}
+}
+
+void nw_iowq_set_affinity(const void *set, size_t size)
+{
+	cpu_set_t aff, own;
+
+	CPU_ZERO(&own);
+	if (sched_getaffinity(getpid(), sizeof(own), &own))
+		return;
+	CPU_ZERO(&aff);
+	memcpy(&aff, set ? set : &own,
+	       set && size < sizeof(aff) ? size : sizeof(aff));
+	CPU_AND(&aff, &aff, &own);
+	if (!CPU_COUNT(&aff))
+		aff = own; /* no CPU of ours: a mask nothing could run on */
+	pthread_once(&pools_once, pools_init);
+	for (int c = 0; c < NW_WQ_NR; c++) {
+		struct nw_pool *p = &pools[c];
+
+		pthread_mutex_lock(&p->lock);
+		p->aff = aff;
+		p->aff_gen++;
+		pthread_cond_broadcast(&p->cond);
+		pthread_mutex_unlock(&p->lock);
+	}
 }
 
 /*

@@ -30,12 +30,17 @@ struct nw_work {
 int nw_iowq_enqueue(struct nw_work *work, enum nw_wq_class cls);
 
 /*
- * IORING_REGISTER_IOWQ_MAX_WORKERS on the pool: a non-zero count[cls]
- * becomes that class's limit (clamped to RLIMIT_NPROC, as io_wq_max_workers
- * does); count[] gets the limits as they were, with the kernel's running
- * maximum (the unbounded value is never below the bounded one).
+ * IORING_REGISTER_IOWQ_MAX_WORKERS: cap class c at max[c] workers (0:
+ * leave it). Workers above a lowered cap exit as they finish their work.
  */
-void nw_iowq_max_workers(unsigned int count[NW_WQ_NR]);
+void nw_iowq_set_max(const unsigned int max[NW_WQ_NR]);
+
+/*
+ * IORING_REGISTER_IOWQ_AFF: the CPUs the workers run on, set of size
+ * bytes (NULL: back to the process's own). Running and idle workers move
+ * at their next look at the pool, new ones start there.
+ */
+void nw_iowq_set_affinity(const void *set, size_t size);
 
 /*
  * Called by a work function before it hands its object back (after this

@@ -22,6 +22,7 @@
 #include "cancel.h"
 #include "sqpoll.h"
 #include "kbuf.h"
+#include "regwq.h"
 #include "tctx.h"
 #include "iowq.h"
 
@@ -216,29 +217,6 @@ static int reg_enable_rings(struct nw_ring *ring, void *arg,
 }
 
 /*
- * IORING_REGISTER_IOWQ_MAX_WORKERS (io_register_iowq_max_workers): two
- * u32 counts, bounded then unbounded, 0 keeping a limit; the old limits
- * are written back. The kernel's io-wq is per task, the engine's pool per
- * process: the limits apply to the process's workers.
- */
-static int reg_iowq_max_workers(struct nw_ring *ring, void *arg,
-				unsigned int nr_args)
-{
-	unsigned int count[NW_WQ_NR];
-
-	(void)ring;
-	if (!arg || nr_args != 2)
-		return -EINVAL;
-	if (nw_copy_from_user(count, arg, sizeof(count)))
-		return -EFAULT;
-	for (int i = 0; i < NW_WQ_NR; i++)
-		if (count[i] > INT_MAX)
-			return -EINVAL;
-	nw_iowq_max_workers(count);
-	return nw_copy_to_user(arg, count, sizeof(count)) ? -EFAULT : 0;
-}
-
-/*
  * IORING_REGISTER_RESIZE_RINGS (io_register_resize_rings), DEFER_TASKRUN
  * rings only: a struct io_uring_params with the new sizes (CQSIZE and
  * CLAMP the only flags, the ring's own layout flags inherited), sized as
@@ -328,16 +306,31 @@ static const struct nw_regdef nw_regdefs[NW_REGISTER_LAST] = {
 					     nw_rsrc_update_buffers },
 	[IORING_REGISTER_FILE_ALLOC_RANGE] = { "FILE_ALLOC_RANGE",
 					       nw_rsrc_file_alloc_range },
+	[IORING_REGISTER_IOWQ_AFF]	= { "IOWQ_AFF", nw_reg_iowq_aff },
+	[IORING_UNREGISTER_IOWQ_AFF]	= { "UNREGISTER_IOWQ_AFF",
+					    nw_reg_unregister_iowq_aff },
 	[IORING_REGISTER_IOWQ_MAX_WORKERS] = { "IOWQ_MAX_WORKERS",
-					       reg_iowq_max_workers },
+					       nw_reg_iowq_max_workers },
+	[IORING_REGISTER_NAPI]		= { "NAPI", nw_reg_napi },
+	[IORING_UNREGISTER_NAPI]	= { "UNREGISTER_NAPI",
+					    nw_reg_unregister_napi },
 	[NW_REGISTER_RESIZE_RINGS]	= { "RESIZE_RINGS", reg_resize_rings },
 	[IORING_REGISTER_CLOCK]		= { "CLOCK", reg_clock },
+	[IORING_REGISTER_QUERY]		= { "QUERY", nw_reg_query },
 };
 /* clang-format on */
 
 const char *nw_register_name(unsigned int opcode)
 {
 	return opcode < NW_REGISTER_LAST ? nw_regdefs[opcode].name : NULL;
+}
+
+/* fd -1: the opcodes that need no ring (io_uring_register_blind). */
+int nw_register_blind(unsigned int opcode, void *arg, unsigned int nr_args)
+{
+	if (opcode == IORING_REGISTER_QUERY)
+		return nw_reg_query(NULL, arg, nr_args);
+	return -EINVAL; /* SEND_MSG_RING is not built */
 }
 
 int nw_register(struct nw_ring *ring, unsigned int opcode, void *arg,

@@ -12,34 +12,12 @@
 #include "internal.h"
 #include "opdef.h"
 #include "ringmem.h"
+#include "regwq.h"
 #include "ringpoll.h"
 #include "sqpoll.h"
 #include "tctx.h"
 #include "trace.h"
 #include "stats.h"
-
-/* Setup flags the engine honours; the others get -EINVAL, as on a kernel
- * that predates them. */
-#define NW_SETUP_FLAGS                                                      \
-	(IORING_SETUP_IOPOLL | IORING_SETUP_CQSIZE | IORING_SETUP_CLAMP |   \
-	 IORING_SETUP_ATTACH_WQ | IORING_SETUP_R_DISABLED |                 \
-	 IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN |              \
-	 IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_SQE128 |                  \
-	 IORING_SETUP_CQE32 | IORING_SETUP_SINGLE_ISSUER |                  \
-	 IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_NO_SQARRAY |             \
-	 IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF | IORING_SETUP_NO_MMAP | \
-	 IORING_SETUP_REGISTERED_FD_ONLY)
-
-/* Every feature bit here is honoured (see README's status table). */
-#define NW_FEATURES                                                \
-	(IORING_FEAT_SINGLE_MMAP | IORING_FEAT_NODROP |            \
-	 IORING_FEAT_SUBMIT_STABLE | IORING_FEAT_CUR_PERSONALITY | \
-	 IORING_FEAT_EXT_ARG | IORING_FEAT_NATIVE_WORKERS |        \
-	 IORING_FEAT_CQE_SKIP | IORING_FEAT_LINKED_FILE |          \
-	 IORING_FEAT_FAST_POLL | IORING_FEAT_POLL_32BITS |         \
-	 IORING_FEAT_RW_CUR_POS | IORING_FEAT_RSRC_TAGS |          \
-	 IORING_FEAT_SQPOLL_NONFIXED | IORING_FEAT_REG_REG_RING |  \
-	 IORING_FEAT_MIN_TIMEOUT | IORING_FEAT_NO_IOWAIT)
 
 static unsigned int roundup_pow2(unsigned int v)
 {
@@ -130,6 +108,7 @@ static struct nw_ring *ring_alloc(const struct io_uring_params *p)
 		ring->single_issuer && (p->flags & IORING_SETUP_DEFER_TASKRUN);
 	ring->disabled = p->flags & IORING_SETUP_R_DISABLED;
 	ring->clockid = CLOCK_MONOTONIC;
+	ring->napi_track = 255; /* IO_URING_NAPI_TRACKING_INACTIVE */
 	if (ring->single_issuer && !ring->disabled)
 		ring->submitter_tid = nw_gettid();
 	ring->ovf_tail = &ring->ovf_head;
@@ -181,7 +160,8 @@ static int setup_publish(struct nw_ring *ring, int fd, unsigned int flags)
 {
 	int index;
 
-	nw_tctx_add(); /* __io_uring_add_tctx_node */
+	nw_tctx_add();		  /* __io_uring_add_tctx_node */
+	nw_regwq_task_init(ring); /* and its io_wq, made with the first ring */
 	if (!(flags & IORING_SETUP_REGISTERED_FD_ONLY)) {
 		nw_ring_add(ring, fd);
 		return fd;

@@ -17,12 +17,6 @@
 #include "ringpoll.h"
 #include <nowait.h>
 
-#define NW_ENTER_FLAGS                                           \
-	(IORING_ENTER_GETEVENTS | IORING_ENTER_SQ_WAKEUP |       \
-	 IORING_ENTER_SQ_WAIT | IORING_ENTER_EXT_ARG |           \
-	 IORING_ENTER_REGISTERED_RING | IORING_ENTER_ABS_TIMER | \
-	 IORING_ENTER_NO_IOWAIT)
-
 #define NW_EXPORT __attribute__((visibility("default")))
 
 NW_EXPORT int nowait_setup(unsigned int entries, struct io_uring_params *p)
@@ -118,9 +112,13 @@ NW_EXPORT int nowait_register(int fd, unsigned int opcode, void *arg,
 	opcode &= ~IORING_REGISTER_USE_REGISTERED_RING;
 	if (opcode >= NW_REGISTER_LAST)
 		return -EINVAL;
-	/* fd -1 is for "blind" opcodes that need no ring; none are built. */
-	if (fd == -1)
-		return -EINVAL;
+	/* fd -1 is for "blind" opcodes that need no ring. */
+	if (fd == -1) {
+		nw_in_engine++;
+		ret = nw_register_blind(opcode, arg, nr_args);
+		nw_in_engine--;
+		return ret;
+	}
 	if (registered)
 		ret = nw_tctx_ring((unsigned int)fd, &ring);
 	else
