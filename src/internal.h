@@ -207,7 +207,8 @@ struct nw_ring {
 	struct nw_stats *stats;	    /* NOWAIT_STATS (stats.c) */
 	unsigned int nr_overflowed; /* CQEs that went to the overflow list */
 	pid_t submitter_tid;	    /* SINGLE_ISSUER: 0 until fixed */
-	int clockid; /* IORING_REGISTER_CLOCK: MONOTONIC or BOOTTIME */
+	int clockid;	 /* IORING_REGISTER_CLOCK: MONOTONIC or BOOTTIME */
+	pid_t owner_pid; /* the process that set it up (fork: syscall.c) */
 	/* IORING_REGISTER_IOWQ_MAX_WORKERS of an SQPOLL ring: its poller's */
 	unsigned int sqp_wq_max[2];
 	/* IORING_REGISTER_NAPI (regwq.c): kept, nothing is busy-polled */
@@ -408,6 +409,9 @@ int nw_setup_size_rings(unsigned int entries, struct io_uring_params *p);
 /* wait.c */
 int nw_wait(struct nw_ring *ring, unsigned int min_complete, unsigned int flags,
 	    const void *arg, size_t argsz);
+/* GETEVENTS in a forked child, on its parent's ring: the shared CQ only. */
+int nw_wait_foreign(struct nw_ring *ring, unsigned int min_complete,
+		    unsigned int flags, const void *arg, size_t argsz);
 /* The GETEVENTS argument (io_get_ext_arg), read by nw_get_ext_arg. */
 struct nw_ext_arg {
 	const void *sigp; /* the sigset (not yet read), NULL: none */

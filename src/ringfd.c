@@ -81,8 +81,33 @@ static void proc_open(void)
 	pthread_mutex_unlock(&proc_lock);
 }
 
+/*
+ * A fork while another thread (the reactor's watch check) holds one of
+ * these leaves would leave the child's copy locked for good: hold both
+ * across fork(), so both copies start unlocked and consistent.
+ */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&rings_lock);
+	pthread_mutex_lock(&proc_lock);
+}
+
+static void fork_done(void)
+{
+	pthread_mutex_unlock(&proc_lock);
+	pthread_mutex_unlock(&rings_lock);
+}
+
+static void fork_handlers(void)
+{
+	pthread_atfork(fork_prepare, fork_done, fork_done);
+}
+
 void nw_ring_add(struct nw_ring *ring, int fd)
 {
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, fork_handlers);
 	proc_open();
 	pthread_mutex_lock(&rings_lock);
 	ring->next = rings;

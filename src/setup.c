@@ -108,6 +108,7 @@ static struct nw_ring *ring_alloc(const struct io_uring_params *p)
 		ring->single_issuer && (p->flags & IORING_SETUP_DEFER_TASKRUN);
 	ring->disabled = p->flags & IORING_SETUP_R_DISABLED;
 	ring->clockid = CLOCK_MONOTONIC;
+	ring->owner_pid = nw_getpid();
 	ring->napi_track = 255; /* IO_URING_NAPI_TRACKING_INACTIVE */
 	if (ring->single_issuer && !ring->disabled)
 		ring->submitter_tid = nw_gettid();

@@ -557,54 +557,6 @@ static void sq_wait_space(struct nw_ring *ring, bool foreign)
 	}
 }
 
-/*
- * GETEVENTS in a forked child: the engine state is the parent's, so only
- * the shared CQ is looked at, with short sleeps that let signals in (the
- * sigmask argument applies to them, as ppoll does it).
- */
-static int foreign_wait(struct nw_ring *ring, unsigned int min_complete,
-			unsigned int flags, const void *arg, size_t argsz)
-{
-	struct nw_ext_arg fa;
-	struct timespec step = {0, 10000};
-	unsigned int target;
-	long long deadline;
-	sigset_t mask;
-	int ret;
-
-	ret = nw_get_ext_arg(ring, flags, arg, argsz, &fa);
-	if (ret)
-		return ret;
-	if (min_complete > ring->cq_entries)
-		min_complete = ring->cq_entries;
-	if (nw_cq_ready(ring) >= min_complete)
-		return 0;
-	if (fa.sigp) {
-		if (fa.sigsz != _NSIG / 8)
-			return -EINVAL;
-		if (nw_copy_from_user(&mask, fa.sigp, _NSIG / 8))
-			return -EFAULT;
-	}
-	deadline = fa.has_deadline ? nw_ts_ns(&fa.deadline) : 0;
-	target = READ_ONCE(*ring->cq_head) + min_complete;
-	for (;;) {
-		if ((int)(load_acquire(ring->cq_tail) - target) >= 0)
-			return 0;
-		if (fa.has_deadline && now_ns() >= deadline) {
-			ret = -ETIME;
-			break;
-		}
-		if (ppoll(NULL, 0, &step, fa.sigp ? &mask : NULL) < 0 &&
-		    errno == EINTR) {
-			ret = -EINTR;
-			break;
-		}
-		if (step.tv_nsec < 1000000)
-			step.tv_nsec *= 2;
-	}
-	return nw_cq_ready(ring) ? 0 : ret;
-}
-
 int nw_sqpoll_enter(struct nw_ring *ring, unsigned int to_submit,
 		    unsigned int min_complete, unsigned int flags,
 		    const void *arg, size_t argsz)
@@ -629,8 +581,8 @@ int nw_sqpoll_enter(struct nw_ring *ring, unsigned int to_submit,
 	ret = (int)to_submit;
 	if (flags & IORING_ENTER_GETEVENTS) {
 		if (foreign)
-			ret2 = foreign_wait(ring, min_complete, flags, arg,
-					    argsz);
+			ret2 = nw_wait_foreign(ring, min_complete, flags, arg,
+					       argsz);
 		else
 			ret2 = nw_wait(ring, min_complete, flags, arg, argsz);
 		if (!ret)

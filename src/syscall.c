@@ -6,6 +6,7 @@
  * to setup.c, submit.c, wait.c and register.c.
  */
 #include <errno.h>
+#include <stdio.h>
 #include "internal.h"
 #include "complete.h"
 #include "ringmem.h"
@@ -51,6 +52,39 @@ static int submit(struct nw_ring *ring, unsigned int to_submit)
 	return ret;
 }
 
+/*
+ * A ring the parent set up, in a forked child. Its engine state is the
+ * parent's (and the parent's engine alone moves the SQ head and the CQ
+ * tail), so the child may reap (nw_wait_foreign: the shared CQ only) but
+ * not submit or register: -EPERM at once, said once on stderr. An SQPOLL
+ * ring's poller serves the child's SQEs (sqpoll.c). A SINGLE_ISSUER ring
+ * has one task on it, as in the kernel: the parent's (the child gets
+ * -EEXIST), or the child's when it enables an R_DISABLED one first.
+ */
+static int foreign_refuse(const struct nw_ring *ring, const char *what)
+{
+	static bool said;
+
+	if (!__atomic_exchange_n(&said, true, __ATOMIC_RELAXED))
+		fprintf(stderr,
+			"nowait: process %d cannot %s on ring %u, set up by "
+			"process %d before a fork (reaping its CQEs works): "
+			"EPERM\n",
+			(int)nw_getpid(), what, ring->id, (int)ring->owner_pid);
+	return -EPERM;
+}
+
+static int foreign_enter(struct nw_ring *ring, unsigned int to_submit,
+			 unsigned int min_complete, unsigned int flags,
+			 const void *arg, size_t argsz)
+{
+	if (to_submit)
+		return foreign_refuse(ring, "submit");
+	if (flags & IORING_ENTER_GETEVENTS)
+		return nw_wait_foreign(ring, min_complete, flags, arg, argsz);
+	return 0;
+}
+
 static int enter(int fd, unsigned int to_submit, unsigned int min_complete,
 		 unsigned int flags, const void *arg, size_t argsz)
 {
@@ -70,6 +104,10 @@ static int enter(int fd, unsigned int to_submit, unsigned int min_complete,
 		return ret2;
 	if (unlikely(READ_ONCE(ring->disabled)))
 		return -EBADFD;
+	if (unlikely(ring->owner_pid != nw_getpid()) && !ring->sqd &&
+	    !ring->single_issuer)
+		return foreign_enter(ring, to_submit, min_complete, flags, arg,
+				     argsz);
 	nw_ringmem_settle(ring, fd);
 	if (unlikely(ring->sqd))
 		return nw_sqpoll_enter(ring, to_submit, min_complete, flags,
@@ -125,6 +163,8 @@ NW_EXPORT int nowait_register(int fd, unsigned int opcode, void *arg,
 		ret = nw_ring_lookup(fd, &ring);
 	if (ret)
 		return ret;
+	if (unlikely(ring->owner_pid != nw_getpid()) && !ring->single_issuer)
+		return foreign_refuse(ring, "register");
 	nw_in_engine++;
 	ret = nw_register(ring, opcode, arg, nr_args);
 	nw_in_engine--;

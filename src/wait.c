@@ -475,3 +475,53 @@ int nw_wait(struct nw_ring *ring, unsigned int min_complete, unsigned int flags,
 	pthread_sigmask(SIG_SETMASK, &wa.old, NULL);
 	return ret;
 }
+
+/*
+ * GETEVENTS in a forked child on a ring its parent set up: the engine
+ * state is the parent's (its locks may have been held at the fork), so
+ * only the shared CQ is looked at, with short sleeps that let signals in
+ * (the sigmask argument applies to them, as ppoll does it). The parent's
+ * engine posts there; the child's reaping moves the shared head.
+ */
+int nw_wait_foreign(struct nw_ring *ring, unsigned int min_complete,
+		    unsigned int flags, const void *arg, size_t argsz)
+{
+	struct nw_ext_arg fa;
+	struct timespec step = {0, 10000};
+	unsigned int target;
+	long long deadline;
+	sigset_t mask;
+	int ret;
+
+	ret = nw_get_ext_arg(ring, flags, arg, argsz, &fa);
+	if (ret)
+		return ret;
+	if (min_complete > ring->cq_entries)
+		min_complete = ring->cq_entries;
+	if (nw_cq_ready(ring) >= min_complete)
+		return 0;
+	if (fa.sigp) {
+		if (fa.sigsz != _NSIG / 8)
+			return -EINVAL;
+		if (nw_copy_from_user(&mask, fa.sigp, _NSIG / 8))
+			return -EFAULT;
+	}
+	deadline = fa.has_deadline ? nw_ts_ns(&fa.deadline) : 0;
+	target = READ_ONCE(*ring->cq_head) + min_complete;
+	for (;;) {
+		if ((int)(load_acquire(ring->cq_tail) - target) >= 0)
+			return 0;
+		if (fa.has_deadline && now_ns() >= deadline) {
+			ret = -ETIME;
+			break;
+		}
+		if (ppoll(NULL, 0, &step, fa.sigp ? &mask : NULL) < 0 &&
+		    errno == EINTR) {
+			ret = -EINTR;
+			break;
+		}
+		if (step.tv_nsec < 1000000)
+			step.tv_nsec *= 2;
+	}
+	return nw_cq_ready(ring) ? 0 : ret;
+}
