@@ -395,6 +395,44 @@ int nw_kbuf_unregister_ring(struct nw_ring *ring, void *arg,
 	return ret;
 }
 
+/*
+ * IORING_REGISTER_PBUF_STATUS: the head of a ring group (io_uring_buf_status:
+ * buf_group in, head out, eight reserved words that must be zero).
+ */
+int nw_kbuf_ring_status(struct nw_ring *ring, void *arg, unsigned int nr_args)
+{
+	struct {
+		uint32_t buf_group, head, resv[8];
+	} st;
+	struct nw_kbuf_group *g;
+	struct nw_kbuf_ctx *ctx;
+	int ret = 0;
+
+	if (!arg || nr_args != 1)
+		return -EINVAL;
+	if (nw_copy_from_user(&st, arg, sizeof(st)))
+		return -EFAULT;
+	for (int i = 0; i < 8; i++)
+		if (st.resv[i])
+			return -EINVAL;
+	ctx = ctx_get(ring, false);
+	if (!ctx)
+		return -ENOENT;
+	pthread_mutex_lock(&ctx->lock);
+	g = st.buf_group <= 0xffff ? group_get(ctx, (uint16_t)st.buf_group)
+				   : NULL;
+	if (!g)
+		ret = -ENOENT;
+	else if (!g->br)
+		ret = -EINVAL;
+	else
+		st.head = g->head;
+	pthread_mutex_unlock(&ctx->lock);
+	if (ret)
+		return ret;
+	return nw_copy_to_user(arg, &st, sizeof(st)) ? -EFAULT : 0;
+}
+
 /* ---- IOSQE_BUFFER_SELECT ---- */
 
 void nw_kbuf_prep(struct nw_req *req, const struct io_uring_sqe *sqe,

@@ -30,6 +30,8 @@ int nw_kbuf_register_ring(struct nw_ring *ring, void *arg,
 			  unsigned int nr_args);
 int nw_kbuf_unregister_ring(struct nw_ring *ring, void *arg,
 			    unsigned int nr_args);
+/* IORING_REGISTER_PBUF_STATUS: a ring group's head. */
+int nw_kbuf_ring_status(struct nw_ring *ring, void *arg, unsigned int nr_args);
 
 /*
  * Prep of an op with IOSQE_BUFFER_SELECT: remember sqe->buf_group and the

@@ -306,6 +306,7 @@ static const struct nw_regdef nw_regdefs[NW_REGISTER_LAST] = {
 					     nw_rsrc_update_buffers },
 	[IORING_REGISTER_FILE_ALLOC_RANGE] = { "FILE_ALLOC_RANGE",
 					       nw_rsrc_file_alloc_range },
+	[IORING_REGISTER_PBUF_STATUS]	= { "PBUF_STATUS", nw_kbuf_ring_status },
 	[IORING_REGISTER_IOWQ_AFF]	= { "IOWQ_AFF", nw_reg_iowq_aff },
 	[IORING_UNREGISTER_IOWQ_AFF]	= { "UNREGISTER_IOWQ_AFF",
 					    nw_reg_unregister_iowq_aff },

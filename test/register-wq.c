@@ -5,13 +5,14 @@
  * errors), IOWQ_AFF / UNREGISTER_IOWQ_AFF (errors, and a worker, named
  * iou-wrk-<tid> as io-wq names it, running on the CPU asked), NAPI /
  * UNREGISTER_NAPI (settings kept and answered, static ids), QUERY (with
- * and without a ring), and opcodes 6.18 knows that end before the switch.
+ * and without a ring), PBUF_STATUS, and opcodes past 6.18's last.
  * Semantics: io_uring/register.c, io-wq.c, napi.c, query.c.
  */
 #include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include "helpers.h"
 
@@ -333,6 +334,68 @@ static void test_query(void)
 	t_ring_exit(&r);
 }
 
+/* IORING_REGISTER_PBUF_STATUS: a ring group's head, and its errors. */
+static void test_pbuf_status(void)
+{
+	struct {
+		uint32_t buf_group, head, resv[8];
+	} st;
+	struct io_uring_buf_reg reg;
+	struct io_uring_buf_ring *br;
+	struct io_uring_sqe *sqe;
+	struct t_ring r;
+	static char bufs[2][16];
+	int fds[2];
+
+	ring_init(&r, 8);
+	memset(&st, 0, sizeof(st));
+	T_ASSERT_EQ(t_register(r.fd, IORING_REGISTER_PBUF_STATUS, &st, 1),
+		    -ENOENT);
+	br = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	T_ASSERT(br != MAP_FAILED);
+	for (int i = 0; i < 2; i++) {
+		br->bufs[i].addr = (uint64_t)(uintptr_t)bufs[i];
+		br->bufs[i].len = sizeof(bufs[i]);
+		br->bufs[i].bid = (uint16_t)i;
+	}
+	__atomic_store_n(&br->tail, 2, __ATOMIC_RELEASE);
+	memset(&reg, 0, sizeof(reg));
+	reg.ring_addr = (uint64_t)(uintptr_t)br;
+	reg.ring_entries = 4;
+	reg.bgid = 3;
+	T_ASSERT_EQ(t_register(r.fd, IORING_REGISTER_PBUF_RING, &reg, 1), 0);
+	st.buf_group = 3;
+	T_ASSERT_EQ(t_register(r.fd, IORING_REGISTER_PBUF_STATUS, &st, 1), 0);
+	T_ASSERT_EQ(st.head, 0);
+	T_ASSERT_EQ(pipe(fds), 0);
+	T_ASSERT_EQ(write(fds[1], "abc", 3), 3);
+	sqe = t_get_sqe(&r);
+	t_prep_rw(sqe, IORING_OP_READ, fds[0], NULL, 8, 0, 9);
+	sqe->flags = IOSQE_BUFFER_SELECT;
+	sqe->buf_group = 3;
+	T_ASSERT_EQ(t_run(&r, 9), 3);
+	T_ASSERT_EQ(t_register(r.fd, IORING_REGISTER_PBUF_STATUS, &st, 1), 0);
+	T_ASSERT_EQ(st.head, 1);
+	T_ASSERT_EQ(t_register(r.fd, IORING_REGISTER_PBUF_STATUS, &st, 0),
+		    -EINVAL);
+	T_ASSERT_EQ(t_register(r.fd, IORING_REGISTER_PBUF_STATUS, NULL, 1),
+		    -EINVAL);
+	T_ASSERT_EQ(t_register(r.fd, IORING_REGISTER_PBUF_STATUS, (void *)8, 1),
+		    -EFAULT);
+	st.resv[7] = 1;
+	T_ASSERT_EQ(t_register(r.fd, IORING_REGISTER_PBUF_STATUS, &st, 1),
+		    -EINVAL);
+	memset(&st, 0, sizeof(st));
+	st.buf_group = 0x10003;
+	T_ASSERT_EQ(t_register(r.fd, IORING_REGISTER_PBUF_STATUS, &st, 1),
+		    -ENOENT);
+	close(fds[0]);
+	close(fds[1]);
+	t_ring_exit(&r);
+	munmap(br, 4096);
+}
+
 int main(void)
 {
 	t_require_engine();
@@ -347,5 +410,6 @@ int main(void)
 	test_iowq_aff();
 	test_napi();
 	test_query();
+	test_pbuf_status();
 	return T_EXIT_PASS;
 }
