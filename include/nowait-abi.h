@@ -28,6 +28,21 @@
 #define IORING_SETUP_HYBRID_IOPOLL (1U << 17)
 #endif
 
+/*
+ * IORING_SETUP_CQE_MIXED (6.18): 16-byte CQEs, and 32-byte ones in two
+ * slots flagged IORING_CQE_F_32; one that would wrap is put after a
+ * padding CQE flagged IORING_CQE_F_SKIP.
+ */
+#ifndef IORING_SETUP_CQE_MIXED
+#define IORING_SETUP_CQE_MIXED (1U << 18)
+#endif
+#ifndef IORING_CQE_F_SKIP
+#define IORING_CQE_F_SKIP (1U << 5)
+#endif
+#ifndef IORING_CQE_F_32
+#define IORING_CQE_F_32 (1U << 15)
+#endif
+
 #ifndef IORING_ENTER_ABS_TIMER
 #define IORING_ENTER_ABS_TIMER (1U << 5)
 #endif

@@ -48,7 +48,7 @@
 	 IORING_SETUP_CQE32 | IORING_SETUP_SINGLE_ISSUER |                  \
 	 IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_NO_SQARRAY |             \
 	 IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF | IORING_SETUP_NO_MMAP | \
-	 IORING_SETUP_REGISTERED_FD_ONLY)
+	 IORING_SETUP_REGISTERED_FD_ONLY | IORING_SETUP_CQE_MIXED)
 
 /* Every feature bit here is honoured (see README's status table). */
 #define NW_FEATURES                                                \

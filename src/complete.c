@@ -116,12 +116,49 @@ static unsigned int cq_space(struct nw_ring *ring)
 	return queued >= ring->cq_entries ? 0 : ring->cq_entries - queued;
 }
 
+/*
+ * Does c fit in the space left (taken off it if so)? On a CQE_MIXED ring
+ * a 32-byte CQE takes two slots and never wraps: at the last slot a
+ * padding CQE (IORING_CQE_F_SKIP) fills it first, room or not for the
+ * CQE itself, as the kernel's io_get_cqe_overflow does.
+ */
+static bool cq_fits(struct nw_ring *ring, const struct nw_cqe *c,
+		    unsigned int *space)
+{
+	unsigned int need = 1;
+
+	if (unlikely(ring->cqe_mixed) && (c->flags & IORING_CQE_F_32)) {
+		unsigned int slot = ring->cached_cq_tail & ring->cq_mask;
+
+		if (slot == ring->cq_mask && *space) {
+			struct io_uring_cqe *pad =
+				(void *)(ring->cqes + ((size_t)slot << 4));
+
+			pad->user_data = 0;
+			pad->res = 0;
+			pad->flags = IORING_CQE_F_SKIP;
+			ring->cached_cq_tail++;
+			--*space;
+		}
+		need = 2;
+	}
+	if (need > *space)
+		return false;
+	*space -= need;
+	return true;
+}
+
 static void cq_write(struct nw_ring *ring, const struct nw_cqe *c)
 {
 	unsigned int slot = ring->cached_cq_tail++ & ring->cq_mask;
 	struct io_uring_cqe *cqe =
 		(void *)(ring->cqes + ((size_t)slot << ring->cqe_shift));
 
+	if (unlikely(ring->cqe_mixed) && (c->flags & IORING_CQE_F_32)) {
+		ring->cached_cq_tail++; /* cq_fits made it fit unwrapped */
+		cqe->big_cqe[0] = c->big[0];
+		cqe->big_cqe[1] = c->big[1];
+	}
 	cqe->user_data = c->user_data;
 	cqe->res = c->res;
 	cqe->flags = c->flags;
@@ -158,7 +195,7 @@ static void cq_fill(struct nw_ring *ring, const struct nw_cqe *c,
 	unsigned int space = ring->ovf_head ? 0 : cq_space(ring);
 	unsigned int i;
 
-	for (i = 0; i < n && i < space; i++)
+	for (i = 0; i < n && cq_fits(ring, &c[i], &space); i++)
 		cq_write(ring, &c[i]);
 	for (; i < n; i++)
 		cq_overflow(ring, &c[i]);
@@ -226,7 +263,7 @@ static void cq_wake(struct nw_ring *ring)
  */
 void nw_cq_begin_batch(struct nw_ring *ring)
 {
-	if (!ring->ovf_head && ring->cqe_shift == 4)
+	if (!ring->ovf_head && ring->cqe_shift == 4 && !ring->cqe_mixed)
 		ring->cq_room = cq_space(ring);
 }
 
@@ -278,7 +315,7 @@ bool nw_cq_flush_overflow(struct nw_ring *ring)
 	if (!ring->ovf_head)
 		return false;
 	space = cq_space(ring);
-	while (ring->ovf_head && space--) {
+	while (ring->ovf_head && cq_fits(ring, &ring->ovf_head->cqe, &space)) {
 		struct nw_ovf *ovf = ring->ovf_head;
 
 		cq_write(ring, &ovf->cqe);

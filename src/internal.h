@@ -201,6 +201,7 @@ struct nw_ring {
 	unsigned int sq_mask, cq_mask;
 	unsigned int sqe_shift; /* 6, or 7 with SQE128 */
 	unsigned int cqe_shift; /* 4, or 5 with CQE32 */
+	bool cqe_mixed;		/* CQE_MIXED: IORING_CQE_F_32 ones take 2 */
 	bool lockless_cq; /* SINGLE_ISSUER|DEFER_TASKRUN: submitter posts all */
 	bool single_issuer;
 	bool trace_on; /* NOWAIT_TRACE or _STATS: read it by nw_traced() */

@@ -41,7 +41,8 @@ int nw_nop_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 	nop->fd = (flags & IORING_NOP_FILE) ? READ_ONCE(sqe->fd) : -1;
 	nop->buf_index = READ_ONCE(sqe->buf_index);
 	if (flags & IORING_NOP_CQE32) {
-		if (!(req->ring->flags & IORING_SETUP_CQE32))
+		if (!(req->ring->flags &
+		      (IORING_SETUP_CQE32 | IORING_SETUP_CQE_MIXED)))
 			return -EINVAL;
 		nop->extra1 = READ_ONCE(sqe->off);
 		nop->extra2 = READ_ONCE(sqe->addr);
@@ -91,6 +92,8 @@ static __attribute__((noinline, cold)) int nop_issue_flags(struct nw_req *req,
 	if (nop->flags & IORING_NOP_CQE32) {
 		req->big[0] = nop->extra1;
 		req->big[1] = nop->extra2;
+		if (req->ring->cqe_mixed)
+			req->cflags |= IORING_CQE_F_32;
 	}
 	return NW_COMPLETE;
 }

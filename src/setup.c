@@ -50,6 +50,9 @@ static int check_flags(const struct io_uring_params *p)
 	if ((flags & IORING_SETUP_DEFER_TASKRUN) &&
 	    !(flags & IORING_SETUP_SINGLE_ISSUER))
 		return -EINVAL;
+	/* A ring has 32-byte CQEs or mixed ones, not both. */
+	if ((flags & IORING_SETUP_CQE32) && (flags & IORING_SETUP_CQE_MIXED))
+		return -EINVAL;
 	/* sq_thread_cpu is checked with the poller (sqpoll.c), as in 5.11+. */
 	return 0;
 }
@@ -103,6 +106,7 @@ static struct nw_ring *ring_alloc(const struct io_uring_params *p)
 	ring->cq_mask = p->cq_entries - 1;
 	ring->sqe_shift = (p->flags & IORING_SETUP_SQE128) ? 7 : 6;
 	ring->cqe_shift = (p->flags & IORING_SETUP_CQE32) ? 5 : 4;
+	ring->cqe_mixed = p->flags & IORING_SETUP_CQE_MIXED;
 	ring->single_issuer = p->flags & IORING_SETUP_SINGLE_ISSUER;
 	ring->lockless_cq =
 		ring->single_issuer && (p->flags & IORING_SETUP_DEFER_TASKRUN);
