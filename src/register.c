@@ -211,7 +211,8 @@ static int reg_enable_rings(struct nw_ring *ring, void *arg,
 	/* Before the ring is enabled: its first SQE sees it. */
 	if (ring->restrict_registered)
 		WRITE_ONCE(ring->restricted, true);
-	WRITE_ONCE(ring->disabled, false);
+	/* Release: a submitter that sees it enabled sees the above. */
+	__atomic_store_n(&ring->disabled, false, __ATOMIC_RELEASE);
 	nw_sqpoll_wake(ring); /* a sleeping SQPOLL poller looks again */
 	return 0;
 }

@@ -198,7 +198,7 @@ static void sqd_del(struct nw_sqd *sqd, unsigned int i)
 /* SQEs the program queued and the poller has not consumed yet. */
 static unsigned int sq_pending(struct nw_ring *ring)
 {
-	if (READ_ONCE(ring->disabled))
+	if (__atomic_load_n(&ring->disabled, __ATOMIC_ACQUIRE))
 		return 0; /* R_DISABLED: nothing is submitted until enabled */
 	/*
 	 * cached_sq_head is only written by this thread (the submitter).

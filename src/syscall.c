@@ -102,7 +102,7 @@ static int enter(int fd, unsigned int to_submit, unsigned int min_complete,
 		ret2 = nw_ring_lookup(fd, &ring);
 	if (unlikely(ret2))
 		return ret2;
-	if (unlikely(READ_ONCE(ring->disabled)))
+	if (unlikely(__atomic_load_n(&ring->disabled, __ATOMIC_ACQUIRE)))
 		return -EBADFD;
 	if (unlikely(ring->owner_pid != nw_getpid()) && !ring->sqd &&
 	    !ring->single_issuer)
