@@ -18,6 +18,7 @@
  * The heap and the count list are under ring->poll_lock.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -59,21 +60,38 @@ static long long clock_ns(clockid_t clk)
 	return t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
-/* The monotonic deadline of ts under flags (clock, ABS). */
+/* a + b, held at LLONG_MAX as the kernel's ktime_add_safe holds KTIME_MAX. */
+static long long add_sat(long long a, long long b)
+{
+	long long r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? LLONG_MAX : 0;
+	return r;
+}
+
+/*
+ * The monotonic deadline of ts under flags (clock, ABS), saturated as the
+ * kernel's timespec64_to_ktime and hrtimer do: a timeout of 2^62 s is
+ * "never", not a wrapped deadline in the past. prep has refused negative
+ * parts.
+ */
 static long long deadline_of(const struct __kernel_timespec *ts,
 			     unsigned int flags)
 {
 	clockid_t clk = CLOCK_MONOTONIC;
-	long long v = ts->tv_sec * 1000000000LL + ts->tv_nsec;
+	long long v = LLONG_MAX;
 	long long now = clock_ns(CLOCK_MONOTONIC);
 
+	if (ts->tv_sec < LLONG_MAX / 1000000000LL)
+		v = add_sat(ts->tv_sec * 1000000000LL, ts->tv_nsec);
 	if (flags & IORING_TIMEOUT_BOOTTIME)
 		clk = CLOCK_BOOTTIME;
 	else if (flags & IORING_TIMEOUT_REALTIME)
 		clk = CLOCK_REALTIME;
 	if (!(flags & IORING_TIMEOUT_ABS))
-		return now + v;
-	return now + (v - clock_ns(clk));
+		return add_sat(now, v);
+	return add_sat(now, v - clock_ns(clk));
 }
 
 /* ---- the heap (poll_lock held) ---- */
