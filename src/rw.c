@@ -15,6 +15,7 @@
  * makes -EAGAIN final.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 #include <sys/syscall.h>
@@ -394,10 +395,23 @@ static int rw_issue_select(struct nw_req *req, struct nw_rw *rw,
 	return ret;
 }
 
+/* The RWF_* flags the kernel's kiocb_set_rw_flags knows (6.18). */
+#define NW_RWF_KNOWN 0xffu
+
 int nw_rw_issue(struct nw_req *req, unsigned int issue_flags)
 {
 	struct nw_rw *rw = nw_req_cmd(req, struct nw_rw);
 
+	/*
+	 * io_rw_init_file: RWF_HIPRI asks for polled completion, which only
+	 * an IOPOLL ring gives (-EINVAL elsewhere), once the file is known
+	 * (a bad fd is -EBADF first); unknown flags are the system call's
+	 * -EOPNOTSUPP first.
+	 */
+	if (unlikely(rw->rw_flags & RWF_HIPRI) &&
+	    !((unsigned int)rw->rw_flags & ~NW_RWF_KNOWN) &&
+	    !(req->ring->flags & IORING_SETUP_IOPOLL))
+		return fcntl(req->fd, F_GETFD) < 0 ? -EBADF : -EINVAL;
 	if (unlikely(req->sqe_flags & IOSQE_BUFFER_SELECT))
 		return rw_issue_select(req, rw, issue_flags);
 	return rw_issue(req, rw, issue_flags);
