@@ -26,16 +26,23 @@
 #define NW_SPIN_START_NS 10000LL /* first guess of a wait's length */
 #define NW_SPIN_BACKOFF	 32	 /* waits without spinning after failures */
 
+/*
+ * Online CPUs, learnt once. Waiters on many threads ask at once: relaxed
+ * atomics make the lazy init a benign race (each computes the same value)
+ * rather than a data race.
+ */
 static int ncpu(void)
 {
 	static int n;
+	int v = __atomic_load_n(&n, __ATOMIC_RELAXED);
 
-	if (!n) {
-		long v = sysconf(_SC_NPROCESSORS_ONLN);
+	if (!v) {
+		long c = sysconf(_SC_NPROCESSORS_ONLN);
 
-		n = v > 0 ? (int)v : 1;
+		v = c > 0 ? (int)c : 1;
+		__atomic_store_n(&n, v, __ATOMIC_RELAXED);
 	}
-	return n;
+	return v;
 }
 
 static uint64_t mono_ns(void)
