@@ -480,25 +480,50 @@ static void complete_tw(struct nw_req *req, bool submit_side)
 /*
  * Post an extra CQE (a tag, a MSG_RING message) to ring from any thread,
  * through a request of its own that joins the ring's cache afterwards.
+ * Without memory: -ENOMEM, nothing posted (MSG_RING's sender gets it, as
+ * from the kernel's io_msg_data_remote); lost says the CQE has no one to
+ * report to and must be accounted as the kernel's dropped overflow CQE
+ * (cq_overflow, -EBADR at the next wait), folded on the submit side.
  */
-void nw_post_aux_async(struct nw_ring *ring, uint64_t user_data, int res,
-		       uint32_t cflags)
+int nw_post_aux_async(struct nw_ring *ring, uint64_t user_data, int res,
+		      uint32_t cflags, bool lost)
 {
 	struct nw_req *req = calloc(1, sizeof(*req));
 
-	/*
-	 * The request joins the ring's request cache once its CQE is out.
-	 * Without memory the CQE is lost, as the kernel's aux CQE is when
-	 * it cannot allocate an overflow entry.
-	 */
-	if (!req)
-		return;
+	if (unlikely(!req)) {
+		if (lost) {
+			__atomic_fetch_add(&ring->aux_lost, 1,
+					   __ATOMIC_SEQ_CST);
+			ring_wake(ring);
+		}
+		return -ENOMEM;
+	}
 	req->ring = ring;
 	req->opcode = IORING_OP_NOP;
 	req->user_data = user_data;
 	req->res = res;
 	req->cflags = cflags;
 	nw_req_complete_async(req);
+	return 0;
+}
+
+/* The submit side takes the aux CQEs lost meanwhile into its counts. */
+static void fold_aux_lost(struct nw_ring *ring)
+{
+	unsigned int n =
+		__atomic_exchange_n(&ring->aux_lost, 0, __ATOMIC_ACQUIRE);
+
+	if (!n)
+		return;
+	WRITE_ONCE(*ring->cq_overflow, READ_ONCE(*ring->cq_overflow) + n);
+	ring->cq_dropped = true;
+}
+
+void nw_cq_take_lost(struct nw_ring *ring)
+{
+	nw_submit_lock(ring);
+	fold_aux_lost(ring);
+	nw_submit_unlock(ring);
 }
 
 /*
@@ -515,6 +540,8 @@ void nw_run_tw(struct nw_ring *ring)
 {
 	struct nw_req *list, *fifo = NULL, *next;
 
+	if (unlikely(__atomic_load_n(&ring->aux_lost, __ATOMIC_RELAXED)))
+		fold_aux_lost(ring);
 	if (!__atomic_load_n(&ring->tw_head, __ATOMIC_ACQUIRE))
 		return;
 	/* Cleared first: a push after the exchange sets it again. */

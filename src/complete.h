@@ -49,10 +49,13 @@ void nw_req_complete_async(struct nw_req *req);
 void nw_req_task_queue(struct nw_req *req);
 /*
  * Post an extra CQE from any thread, through task work: tags with no
- * request to go before, MSG_RING's CQE on another ring.
+ * request to go before, MSG_RING's CQE on another ring. -ENOMEM when
+ * there is no memory; lost: then count it as a dropped CQE.
  */
-void nw_post_aux_async(struct nw_ring *ring, uint64_t user_data, int res,
-		       uint32_t cflags);
+int nw_post_aux_async(struct nw_ring *ring, uint64_t user_data, int res,
+		      uint32_t cflags, bool lost);
+/* Take the aux CQEs lost off the submit side into cq_overflow (-EBADR). */
+void nw_cq_take_lost(struct nw_ring *ring);
 /*
  * Finish a waiting request: inline on the submit side (the next request of
  * its chain goes on through its tw_func), else as task work.

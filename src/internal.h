@@ -266,6 +266,8 @@ struct nw_ring {
 	unsigned int evfd_last_tail;
 	struct nw_ovf *ovf_head, **ovf_tail;
 	bool cq_dropped; /* a CQE was lost: next wait returns -EBADR */
+	/* Aux CQEs lost off the submit side (no memory), folded by nw_run_tw. */
+	unsigned int aux_lost;
 
 	/* Registered eventfd (register.c), on the submit side. */
 	int evfd;

@@ -50,21 +50,24 @@ int nw_msg_ring_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 	return 0;
 }
 
-/* Post on target; straight into the batch when it is our own ring. */
-static void post(struct nw_req *req, struct nw_ring *target, uint64_t ud,
-		 int res, uint32_t cflags, unsigned int issue_flags)
+/*
+ * Post on target; straight into the batch when it is our own ring.
+ * -ENOMEM (nothing posted) when the message cannot be allocated; lost:
+ * counted as the target's dropped CQE.
+ */
+static int post(struct nw_req *req, struct nw_ring *target, uint64_t ud,
+		int res, uint32_t cflags, unsigned int issue_flags, bool lost)
 {
 	struct nw_req aux;
 
-	if (target != req->ring || !(issue_flags & NW_ISSUE_F_NONBLOCK)) {
-		nw_post_aux_async(target, ud, res, cflags);
-		return;
-	}
+	if (target != req->ring || !(issue_flags & NW_ISSUE_F_NONBLOCK))
+		return nw_post_aux_async(target, ud, res, cflags, lost);
 	aux.user_data = ud;
 	aux.cflags = cflags;
 	aux.trace = NULL;
 	aux.big[0] = aux.big[1] = 0;
 	nw_cq_add(target, &aux, res);
+	return 0;
 }
 
 static int msg_data(struct nw_req *req, struct nw_ring *target,
@@ -81,8 +84,9 @@ static int msg_data(struct nw_req *req, struct nw_ring *target,
 		return -EBADFD;
 	if (msg->flags & IORING_MSG_RING_FLAGS_PASS)
 		cflags = msg->dst_fd;
-	post(req, target, msg->user_data, (int)msg->len, cflags, issue_flags);
-	return 0;
+	/* io_msg_data_remote: the sender hears of a failed allocation. */
+	return post(req, target, msg->user_data, (int)msg->len, cflags,
+		    issue_flags, false);
 }
 
 static int msg_send_fd(struct nw_req *req, struct nw_ring *target,
@@ -110,7 +114,12 @@ static int msg_send_fd(struct nw_req *req, struct nw_ring *target,
 	ret = nw_rsrc_install(target, fd, msg->dst_fd, NULL);
 	if (ret < 0 || (msg->flags & IORING_MSG_RING_CQE_SKIP))
 		return ret;
-	post(req, target, msg->user_data, ret, 0, issue_flags);
+	/*
+	 * io_msg_install_complete: the file is in; a CQE that cannot be
+	 * posted is the target's dropped CQE and the sender's -EOVERFLOW.
+	 */
+	if (post(req, target, msg->user_data, ret, 0, issue_flags, true))
+		return -EOVERFLOW;
 	return ret;
 }
 

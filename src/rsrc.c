@@ -61,7 +61,7 @@ static void post_tag(struct nw_ring *ring, uint64_t tag, bool submit_side)
 	struct nw_req aux;
 
 	if (!submit_side) {
-		nw_post_aux_async(ring, tag, 0, 0);
+		nw_post_aux_async(ring, tag, 0, 0, true);
 		return;
 	}
 	memset(&aux, 0, sizeof(aux));

@@ -163,6 +163,8 @@ static void run_task_work(struct nw_ring *ring)
 		nw_cq_flush_overflow(ring);
 		nw_submit_unlock(ring);
 	}
+	if (unlikely(__atomic_load_n(&ring->aux_lost, __ATOMIC_RELAXED)))
+		nw_cq_take_lost(ring);
 }
 
 /*
