@@ -17,7 +17,17 @@
 #define NOWAIT_HOOK_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+/*
+ * io_uring_enter with the system call's long result, as the kernel
+ * returns it: an SQPOLL ring's to_submit in full, even past INT_MAX
+ * (nowait_enter's int holds it at INT_MAX).
+ */
+long nowait_hook_enter(int fd, unsigned int to_submit,
+		       unsigned int min_complete, unsigned int flags,
+		       const void *arg, size_t argsz);
 
 /* Does fd name a nowait ring? Cheap (a bitmap) unless it ever did. */
 bool nowait_hook_is_ring_fd(int fd);

@@ -82,9 +82,9 @@ static long engine_call(long nr, const long *a)
 	case __NR_io_uring_setup:
 		return nowait_setup((unsigned int)a[0], (void *)a[1]);
 	case __NR_io_uring_enter:
-		return nowait_enter((int)a[0], (unsigned int)a[1],
-				    (unsigned int)a[2], (unsigned int)a[3],
-				    (const void *)a[4], (size_t)a[5]);
+		return nowait_hook_enter((int)a[0], (unsigned int)a[1],
+					 (unsigned int)a[2], (unsigned int)a[3],
+					 (const void *)a[4], (size_t)a[5]);
 	case __NR_io_uring_register:
 		return nowait_register((int)a[0], (unsigned int)a[1],
 				       (void *)a[2], (unsigned int)a[3]);

@@ -11,6 +11,13 @@
 #include "pressure.h"
 #include "ringpoll.h"
 
+long nowait_hook_enter(int fd, unsigned int to_submit,
+		       unsigned int min_complete, unsigned int flags,
+		       const void *arg, size_t argsz)
+{
+	return nw_enter(fd, to_submit, min_complete, flags, arg, argsz);
+}
+
 bool nowait_hook_is_ring_fd(int fd)
 {
 	return nw_is_ring_fd(fd);

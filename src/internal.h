@@ -408,6 +408,9 @@ struct nw_ring *nw_ring_next(struct nw_ring *ring);
 int nw_setup(unsigned int entries, struct io_uring_params *p);
 /* The kernel's ring sizing of p for entries (CQSIZE, CLAMP): 0 or -EINVAL. */
 int nw_setup_size_rings(unsigned int entries, struct io_uring_params *p);
+/* syscall.c: io_uring_enter with the system call's long result */
+long nw_enter(int fd, unsigned int to_submit, unsigned int min_complete,
+	      unsigned int flags, const void *arg, size_t argsz);
 
 /* wait.c */
 int nw_wait(struct nw_ring *ring, unsigned int min_complete, unsigned int flags,

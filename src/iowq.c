@@ -211,7 +211,7 @@ static int worker_start(struct nw_pool *p)
 	char name[16];
 	int r;
 
-	sigfillset(&all);
+	nw_sigfill_async(&all);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 256 * 1024);
@@ -398,7 +398,7 @@ static void sig_setup(void)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = cancel_handler;
 	sa.sa_flags = SA_SIGINFO; /* no SA_RESTART: the call says EINTR */
-	sigfillset(&sa.sa_mask);
+	nw_sigfill_async(&sa.sa_mask);
 	if (!sigaction(sig, &sa, NULL))
 		__atomic_store_n(&cancel_sig, sig, __ATOMIC_RELEASE);
 }

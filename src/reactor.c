@@ -222,7 +222,7 @@ void nw_reactor_ensure(struct nw_ring *ring)
 		return;
 	pthread_mutex_lock(&ring->reactor_mu);
 	if (!ring->bg_running) {
-		sigfillset(&all);
+		nw_sigfill_async(&all);
 		pthread_attr_init(&attr);
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 		pthread_attr_setstacksize(&attr, 256 * 1024);

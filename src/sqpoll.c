@@ -375,7 +375,7 @@ static int sqd_thread_start(struct nw_sqd *sqd)
 	sigset_t all, old;
 	int r;
 
-	sigfillset(&all);
+	nw_sigfill_async(&all);
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 1024 * 1024);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -533,7 +533,7 @@ static bool sqd_dead(struct nw_sqd *sqd, bool foreign)
  * full, until the poller consumes or a signal arrives. A forked child's
  * waits are not known to the parent's poller: it looks every millisecond.
  */
-static void sq_wait_space(struct nw_ring *ring, bool foreign)
+static int sq_wait_space(struct nw_ring *ring, bool foreign)
 {
 	struct nw_sqd *sqd = ring->sqd;
 	const struct timespec step = {0, foreign ? 1000000 : 100000000};
@@ -544,7 +544,7 @@ static void sq_wait_space(struct nw_ring *ring, bool foreign)
 
 		if (READ_ONCE(*ring->sq_tail) - head != ring->sq_entries ||
 		    sqd_dead(sqd, foreign))
-			return;
+			return 0;
 		if (!foreign)
 			__atomic_add_fetch(&sqd->sq_waiters, 1,
 					   __ATOMIC_SEQ_CST);
@@ -553,17 +553,18 @@ static void sq_wait_space(struct nw_ring *ring, bool foreign)
 			__atomic_sub_fetch(&sqd->sq_waiters, 1,
 					   __ATOMIC_SEQ_CST);
 		if (r == -EINTR)
-			return;
+			return -EINTR;
 	}
 }
 
-int nw_sqpoll_enter(struct nw_ring *ring, unsigned int to_submit,
-		    unsigned int min_complete, unsigned int flags,
-		    const void *arg, size_t argsz)
+long nw_sqpoll_enter(struct nw_ring *ring, unsigned int to_submit,
+		     unsigned int min_complete, unsigned int flags,
+		     const void *arg, size_t argsz)
 {
 	struct nw_sqd *sqd = ring->sqd;
 	bool foreign = sqd->pid != cur_pid();
-	int ret, ret2;
+	long ret;
+	int ret2, sq_ret = 0;
 
 	/* The poller does all submissions; the caller flushes the backlog. */
 	if (!foreign && (__atomic_load_n(ring->sq_flags, __ATOMIC_ACQUIRE) &
@@ -577,10 +578,17 @@ int nw_sqpoll_enter(struct nw_ring *ring, unsigned int to_submit,
 	if (flags & IORING_ENTER_SQ_WAKEUP)
 		sqd_wake(sqd);
 	if (flags & IORING_ENTER_SQ_WAIT)
-		sq_wait_space(ring, foreign);
-	ret = (int)to_submit;
+		sq_ret = sq_wait_space(ring, foreign);
+	/* The kernel's long: all of to_submit, never a negative errno. */
+	ret = to_submit;
 	if (flags & IORING_ENTER_GETEVENTS) {
-		if (foreign)
+		/*
+		 * A signal ended the SQ wait: its handler ran, and the kernel's
+		 * CQ wait would find it pending and say -EINTR at once.
+		 */
+		if (sq_ret)
+			ret2 = nw_cq_ready(ring) ? 0 : sq_ret;
+		else if (foreign)
 			ret2 = nw_wait_foreign(ring, min_complete, flags, arg,
 					       argsz);
 		else

@@ -29,9 +29,9 @@ void nw_sqpoll_cancel_create(struct nw_ring *ring);
  * to_submit (nothing is submitted by the caller), the wait's result when
  * to_submit is 0, or -EOWNERDEAD when the poller is gone.
  */
-int nw_sqpoll_enter(struct nw_ring *ring, unsigned int to_submit,
-		    unsigned int min_complete, unsigned int flags,
-		    const void *arg, size_t argsz);
+long nw_sqpoll_enter(struct nw_ring *ring, unsigned int to_submit,
+		     unsigned int min_complete, unsigned int flags,
+		     const void *arg, size_t argsz);
 /* Wake the ring's poller if it sleeps (IORING_REGISTER_ENABLE_RINGS). */
 void nw_sqpoll_wake(struct nw_ring *ring);
 

@@ -604,6 +604,7 @@ int nw_submit_sqes(struct nw_ring *ring, unsigned int nr)
 		if (likely(stop == 0))
 			continue;
 		if (stop < 0) {
+			nw_sighold_take(); /* may not finish inline */
 			req = nw_req_alloc(ring);
 			if (unlikely(!req)) {
 				ring->cached_sq_head--; /* not consumed */

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <limits.h>
 #include "internal.h"
 #include "complete.h"
 #include "ringmem.h"
@@ -85,8 +86,33 @@ static int foreign_enter(struct nw_ring *ring, unsigned int to_submit,
 	return 0;
 }
 
-static int enter(int fd, unsigned int to_submit, unsigned int min_complete,
-		 unsigned int flags, const void *arg, size_t argsz)
+/*
+ * The submit part of an enter that may go on to wait: a signal that
+ * arrives meanwhile must stay pending for the wait (-EINTR), as in the
+ * kernel, not run its handler unseen. Signals are held from the first
+ * request not finished inline (nw_sighold_take in nw_submit_sqes), or from
+ * the start when the wait cannot be satisfied by the submit's own CQEs;
+ * the wait finds them held (nw_wait) and enter_wait lets them go. A
+ * batch of inline NOPs that satisfies the wait costs no system call.
+ */
+static __thread struct nw_sighold enter_hold
+	__attribute__((tls_model("initial-exec")));
+
+static int submit_for_wait(struct nw_ring *ring, unsigned int to_submit,
+			   unsigned int min_complete, unsigned int flags)
+{
+	if (likely(!(flags & IORING_ENTER_GETEVENTS) || !min_complete ||
+		   nw_sighold_cur))
+		return submit(ring, to_submit);
+	enter_hold.held = false;
+	nw_sighold_cur = &enter_hold;
+	if ((unsigned long long)nw_cq_ready(ring) + to_submit < min_complete)
+		nw_sighold_block(&enter_hold);
+	return submit(ring, to_submit);
+}
+
+static long enter(int fd, unsigned int to_submit, unsigned int min_complete,
+		  unsigned int flags, const void *arg, size_t argsz)
 {
 	struct nw_ring *ring;
 	int ret = 0, ret2;
@@ -113,7 +139,7 @@ static int enter(int fd, unsigned int to_submit, unsigned int min_complete,
 		return nw_sqpoll_enter(ring, to_submit, min_complete, flags,
 				       arg, argsz);
 	if (to_submit) {
-		ret = submit(ring, to_submit);
+		ret = submit_for_wait(ring, to_submit, min_complete, flags);
 		if ((unsigned int)ret != to_submit)
 			return ret;
 	}
@@ -128,16 +154,34 @@ static int enter(int fd, unsigned int to_submit, unsigned int min_complete,
 	return ret;
 }
 
+/*
+ * The system call's long result: an SQPOLL ring's enter returns all of
+ * to_submit, which may pass INT_MAX (the preload's route returns it so).
+ */
+long nw_enter(int fd, unsigned int to_submit, unsigned int min_complete,
+	      unsigned int flags, const void *arg, size_t argsz)
+{
+	struct nw_sighold *outer = nw_sighold_cur;
+	long ret;
+
+	nw_in_engine++; /* see nw_in_engine: a close meanwhile is not ours */
+	ret = enter(fd, to_submit, min_complete, flags, arg, argsz);
+	if (unlikely(nw_sighold_cur != outer)) { /* submit_for_wait's */
+		nw_sighold_release(nw_sighold_cur);
+		nw_sighold_cur = outer;
+	}
+	nw_in_engine--;
+	return ret;
+}
+
+/* The int of io_uring_enter(2): a count past INT_MAX is held at INT_MAX. */
 NW_EXPORT int nowait_enter(int fd, unsigned int to_submit,
 			   unsigned int min_complete, unsigned int flags,
 			   const void *arg, size_t argsz)
 {
-	int ret;
+	long ret = nw_enter(fd, to_submit, min_complete, flags, arg, argsz);
 
-	nw_in_engine++; /* see nw_in_engine: a close meanwhile is not ours */
-	ret = enter(fd, to_submit, min_complete, flags, arg, argsz);
-	nw_in_engine--;
-	return ret;
+	return ret > INT_MAX ? INT_MAX : (int)ret;
 }
 
 NW_EXPORT int nowait_register(int fd, unsigned int opcode, void *arg,

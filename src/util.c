@@ -23,6 +23,36 @@ void nw_bug(const char *file, int line, const char *cond)
 	abort();
 }
 
+void nw_sigfill_async(sigset_t *set)
+{
+	sigfillset(set);
+	sigdelset(set, SIGSEGV);
+	sigdelset(set, SIGBUS);
+	sigdelset(set, SIGFPE);
+	sigdelset(set, SIGILL);
+	sigdelset(set, SIGTRAP);
+	sigdelset(set, SIGSYS);
+}
+
+__thread struct nw_sighold *nw_sighold_cur
+	__attribute__((tls_model("initial-exec")));
+
+void nw_sighold_block(struct nw_sighold *sh)
+{
+	sigset_t all;
+
+	nw_sigfill_async(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &sh->old);
+	sh->held = true;
+}
+
+void nw_sighold_release(struct nw_sighold *sh)
+{
+	if (sh->held)
+		pthread_sigmask(SIG_SETMASK, &sh->old, NULL);
+	sh->held = false;
+}
+
 int nw_err(long r)
 {
 	return r < 0 ? -errno : (int)r;

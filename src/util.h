@@ -3,6 +3,8 @@
 #ifndef NW_UTIL_H
 #define NW_UTIL_H
 
+#include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <time.h>
 #include <sys/types.h>
@@ -22,6 +24,36 @@ pid_t nw_gettid(void);
 pid_t nw_getpid(void);
 /* Installs the fork handlers (once). */
 void nw_register_atfork(void);
+
+/*
+ * Every signal but the synchronous ones (SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+ * SIGTRAP, SIGSYS): what engine threads and waits block. A fault must run
+ * its handler (a sanitizer's report) or kill, never hang blocked.
+ */
+void nw_sigfill_async(sigset_t *set);
+
+/*
+ * The signals of an enter(GETEVENTS) held from its submit part on (the
+ * kernel leaves a signal that arrives then pending for the wait, which
+ * says -EINTR). enter keeps one on its stack and points nw_sighold_cur at
+ * it; the submit path calls nw_sighold_take before its first request that
+ * is not finished inline, nw_wait uses what was saved, and enter restores.
+ */
+struct nw_sighold {
+	bool held;
+	sigset_t old; /* the thread's mask before, when held */
+};
+extern __thread struct nw_sighold *nw_sighold_cur
+	__attribute__((tls_model("initial-exec")));
+void nw_sighold_block(struct nw_sighold *sh);
+static inline void nw_sighold_take(void)
+{
+	struct nw_sighold *sh = nw_sighold_cur;
+
+	if (__builtin_expect(sh && !sh->held, 0))
+		nw_sighold_block(sh);
+}
+void nw_sighold_release(struct nw_sighold *sh);
 
 /* Read user memory that the kernel would copy_from_user: -EFAULT, not a
  * crash, on a bad pointer. */

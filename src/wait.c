@@ -458,6 +458,7 @@ int nw_wait(struct nw_ring *ring, unsigned int min_complete, unsigned int flags,
 	    const void *arg, size_t argsz)
 {
 	struct wait_args wa;
+	struct nw_sighold *sh;
 	sigset_t all;
 	int ret;
 
@@ -471,7 +472,13 @@ int nw_wait(struct nw_ring *ring, unsigned int min_complete, unsigned int flags,
 	run_task_work(ring);
 	if (nw_cq_ready(ring) >= min_complete)
 		return 0;
-	sigfillset(&all);
+	/* enter held them from its submit part on: they stay so. */
+	sh = nw_sighold_cur;
+	if (sh && sh->held) {
+		wa.old = sh->old;
+		return wait_blocked(ring, min_complete, &wa);
+	}
+	nw_sigfill_async(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &wa.old);
 	ret = wait_blocked(ring, min_complete, &wa);
 	pthread_sigmask(SIG_SETMASK, &wa.old, NULL);
