@@ -163,6 +163,17 @@ int nw_tctx_install(struct nw_ring *ring, int fd)
 	return slot_take(ring, fd, 0, NW_RINGFD_REG_MAX);
 }
 
+/*
+ * Entry i of a user array of io_uring_rsrc_update, by address arithmetic
+ * on an integer: the array may be NULL or wild (-EFAULT from the copy),
+ * where indexing a pointer would be undefined (UBSan, found by fuzzing).
+ */
+static struct io_uring_rsrc_update *uentry(void *arg, unsigned int i)
+{
+	return (void *)((uintptr_t)arg +
+			i * sizeof(struct io_uring_rsrc_update));
+}
+
 /* One entry of RING_FDS: the slot's index, or -errno. */
 static int register_one(struct io_uring_rsrc_update *uptr)
 {
@@ -205,7 +216,6 @@ static int register_one(struct io_uring_rsrc_update *uptr)
  */
 int nw_ringfd_register(struct nw_ring *ring, void *arg, unsigned int nr_args)
 {
-	struct io_uring_rsrc_update *uarg = arg;
 	unsigned int i;
 	int ret = 0;
 
@@ -213,7 +223,7 @@ int nw_ringfd_register(struct nw_ring *ring, void *arg, unsigned int nr_args)
 		return -EINVAL;
 	nw_tctx_add();
 	for (i = 0; i < nr_args; i++) {
-		ret = register_one(&uarg[i]);
+		ret = register_one(uentry(arg, i));
 		if (ret < 0)
 			break;
 	}
@@ -228,7 +238,7 @@ int nw_ringfd_register(struct nw_ring *ring, void *arg, unsigned int nr_args)
  */
 int nw_ringfd_unregister(struct nw_ring *ring, void *arg, unsigned int nr_args)
 {
-	struct io_uring_rsrc_update *uarg = arg, reg;
+	struct io_uring_rsrc_update reg;
 	unsigned int i;
 	int ret = 0;
 
@@ -237,7 +247,7 @@ int nw_ringfd_unregister(struct nw_ring *ring, void *arg, unsigned int nr_args)
 	if (!nw_tctx_live)
 		return 0;
 	for (i = 0; i < nr_args; i++) {
-		if (nw_copy_from_user(&reg, &uarg[i], sizeof(reg))) {
+		if (nw_copy_from_user(&reg, uentry(arg, i), sizeof(reg))) {
 			ret = -EFAULT;
 			break;
 		}
