@@ -10,6 +10,7 @@
 #   make layers     check the engine's layering rules (tools/layers.sh)
 #   make apps       real Debian programs on nowait and on the kernel (CI)
 #   make fresh-check  `make test` in a bare Debian 12 chroot (root; CI)
+#   make fuzz       the libFuzzer harnesses of test/fuzz/, FUZZ_S seconds each
 
 B        ?= build
 CC       ?= gcc
@@ -86,7 +87,7 @@ ifneq ($(OPT_NOW),$(shell cat $(OPT_STAMP) 2>/dev/null))
 $(shell mkdir -p $(B) && echo '$(OPT_NOW)' > $(OPT_STAMP))
 endif
 
-.PHONY: all lib test check tsan bench install uninstall install-check deb format format-check clean deps-test deps-bench conformance apps layers fresh-check
+.PHONY: fuzz all lib test check tsan bench install uninstall install-check deb format format-check clean deps-test deps-bench conformance apps layers fresh-check
 TOOLS      := $(B)/nowait-run $(B)/nowait-eperm
 
 all: lib $(B)/nowait-bench $(TEST_PROGS) $(B)/libnowait-preload.so $(TOOLS)
@@ -160,6 +161,13 @@ check:
 
 tsan:
 	$(Q)$(MAKE) --no-print-directory B=build/tsan SANITIZE=thread test
+
+# clang's libFuzzer with ASan+UBSan (tools/fuzz.sh): fails on a crash, a
+# hang, a leak or an unlisted kernel/nowait difference.
+FUZZ_S ?= 60
+fuzz:
+	$(Q)tools/install-deps fuzz
+	$(Q)B=$(B) FUZZ_S=$(FUZZ_S) tools/fuzz.sh
 
 # Every workload once, as JSON lines (tee'd to the terminal), then the
 # picture of the run beside them: $(B)/bench/bench.jsonl and bench.svg.
@@ -255,7 +263,7 @@ install-check:
 	if [ -n "$$left" ]; then echo "install-check: left behind: $$left"; exit 1; fi && \
 	echo "install-check: OK"
 
-FORMAT_FILES = $(wildcard include/*.h src/*.[ch] test/*.[ch] bench/*.[ch] preload/*.[ch] tools/*.c)
+FORMAT_FILES = $(wildcard include/*.h src/*.[ch] test/*.[ch] test/fuzz/*.[ch] bench/*.[ch] preload/*.[ch] tools/*.c)
 format:
 	clang-format -i $(FORMAT_FILES)
 format-check:

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the fuzz harnesses share (fuzzenv.c): a fresh environment per input
+ * (pipes, sockets, a file, an eventfd, a scratch directory, at the same fd
+ * numbers every time, so the kernel and nowait see the same numbers), an
+ * arena of program memory the SQEs point into, and the sanitising of an
+ * SQE taken from the input so that it can only touch that environment:
+ * fds from the set (real and bad ones), addresses in the arena, NULL or
+ * unmapped, paths from a fixed list inside the scratch directory, iovecs
+ * and msghdrs rebuilt to point into the arena, sockets AF_UNIX only,
+ * connects to the loopback listener only. Every opcode and SQE flag stays
+ * reachable.
+ */
+#ifndef NW_FUZZENV_H
+#define NW_FUZZENV_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/io_uring.h>
+#include "rawring.h"
+
+#define FZ_ARENA    65536
+#define FZ_NFD	    16
+#define FZ_FD_BASE  200			  /* the environment's fds: 200..215 */
+#define FZ_MARK_MSG 0xa000000000000000ULL /* MSG_RING CQEs' user_data */
+#define FZ_MARK_TAG 0xb000000000000000ULL /* resource tags */
+#define FZ_MARK_OWN 0xc000000000000000ULL /* the harness's own SQEs */
+
+struct fz_env {
+	int fd[FZ_NFD]; /* by slot; -1 / bad numbers included */
+	int ring_fd;	/* the ring, for SQEs that name it (slot 7) */
+	int ring_fd2;	/* a dup of it the harness keeps */
+	uint8_t *arena; /* FZ_ARENA bytes, then an unmapped page */
+};
+
+/* Once per process: scratch directory (the cwd), arena. */
+void fz_init(void);
+/* A fresh environment; the arena filled from data (then a pattern). */
+void fz_env_open(struct fz_env *e, const uint8_t *data, size_t size);
+/* Close it all, the fds the SQEs made too; empty the scratch dir. */
+void fz_env_close(struct fz_env *e);
+/* Make a raw SQE from the input safe for this environment (in place). */
+void fz_sanitize(struct fz_env *e, struct io_uring_sqe *sqe);
+/* The ring setups the harnesses try, by index (input byte). */
+unsigned int fz_setup_flags(unsigned int i, unsigned int *entries,
+			    unsigned int *cq_entries);
+#define FZ_NSETUPS 8
+
+#endif

@@ -1,0 +1,305 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libFuzzer harness over SQE streams on nowait (make fuzz).
+ *
+ * Input: byte 0 picks a ring setup (fz_setup_flags: plain, SQPOLL,
+ * DEFER_TASKRUN, a small CQ, SUBMIT_ALL, COOP_TASKRUN, big SQEs/CQEs);
+ * then records, each a kind byte and its payload:
+ *   kind % 8 < 5: an SQE (64 bytes), sanitised by fz_sanitize (every
+ *                 opcode and flag, fds from the environment's real and
+ *                 bad ones, arena, NULL and unmapped addresses);
+ *   5:            submit what is queued;
+ *   6:            an enter call (2 bytes: flags, min_complete), always
+ *                 with a timeout of at most 1 ms;
+ *   7:            a register call (2 bytes: which, argument).
+ * The input also fills the arena the SQEs point into.
+ *
+ * Teardown: ASYNC_CANCEL(ANY), then reap for at most 5 s until every SQE
+ * the ring consumed has had its one final CQE (no IORING_CQE_F_MORE, not a
+ * notification); a second final CQE, or one that never comes, aborts (a
+ * finding). Then the ring and the environment are closed.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/uio.h>
+#include <nowait.h>
+#include "helpers.h"
+#include "fuzzenv.h"
+
+#define MAX_SQES 64
+
+struct run {
+	struct t_ring r;
+	struct fz_env env;
+	unsigned int flags;
+	unsigned int queued; /* SQEs written */
+	unsigned int head0;  /* SQ head at the start */
+	uint8_t finals[MAX_SQES + 1];
+	unsigned int nfinal;
+	int files_registered;
+};
+
+static int ring_enter(struct run *u, unsigned int to_submit,
+		      unsigned int min_complete, unsigned int flags,
+		      unsigned int us)
+{
+	struct __kernel_timespec ts = {.tv_nsec = (long long)us * 1000};
+	struct io_uring_getevents_arg arg = {.ts = (uint64_t)(uintptr_t)&ts};
+
+	if (u->flags & IORING_SETUP_SQPOLL)
+		flags |= IORING_ENTER_SQ_WAKEUP;
+	if (flags & IORING_ENTER_GETEVENTS) {
+		flags |= IORING_ENTER_EXT_ARG;
+		return nowait_enter(u->r.fd, to_submit, min_complete, flags,
+				    &arg, sizeof(arg));
+	}
+	return nowait_enter(u->r.fd, to_submit, min_complete,
+			    flags & ~IORING_ENTER_EXT_ARG, NULL, 0);
+}
+
+static void reap(struct run *u)
+{
+	unsigned int head = __atomic_load_n(u->r.cq_head, __ATOMIC_RELAXED);
+	unsigned int tail = __atomic_load_n(u->r.cq_tail, __ATOMIC_ACQUIRE);
+	unsigned int shift = t_cqe_shift(&u->r);
+
+	for (; head != tail; head++) {
+		struct io_uring_cqe *c =
+			&u->r.cqes[(head & (u->r.p.cq_entries - 1)) << shift];
+		uint64_t ud = c->user_data;
+
+		if (ud >= 1 && ud <= MAX_SQES &&
+		    !(c->flags & (IORING_CQE_F_MORE | IORING_CQE_F_NOTIF))) {
+			if (u->finals[ud]++) {
+				fprintf(stderr,
+					"fuzz: a second final CQE for SQE "
+					"%llu (res %d)\n",
+					(unsigned long long)ud, c->res);
+				abort();
+			}
+			u->nfinal++;
+		}
+	}
+	__atomic_store_n(u->r.cq_head, head, __ATOMIC_RELEASE);
+}
+
+static void submit(struct run *u)
+{
+	unsigned int n = t_ring_flush(&u->r);
+
+	if (n)
+		ring_enter(u, n, 0, 0, 0);
+	reap(u);
+}
+
+static void add_sqe(struct run *u, const uint8_t *p)
+{
+	struct io_uring_sqe *sqe;
+
+	if (u->queued >= MAX_SQES)
+		return;
+	sqe = t_get_sqe(&u->r);
+	if (!sqe) {
+		submit(u);
+		sqe = t_get_sqe(&u->r);
+		if (!sqe)
+			return;
+	}
+	memcpy(sqe, p, sizeof(*sqe));
+	fz_sanitize(&u->env, sqe);
+	sqe->user_data = ++u->queued;
+}
+
+static void do_enter(struct run *u, const uint8_t *p)
+{
+	unsigned int flags =
+		p[0] & (IORING_ENTER_GETEVENTS | IORING_ENTER_SQ_WAKEUP |
+			IORING_ENTER_SQ_WAIT);
+
+	ring_enter(u, t_ring_flush(&u->r), p[1] & 3, flags, 1000);
+	reap(u);
+}
+
+static void do_register(struct run *u, const uint8_t *p)
+{
+	static int eventfd_slot = 5;
+	int fds[FZ_NFD];
+	uint64_t tags[FZ_NFD];
+	struct iovec iov[2];
+	struct io_uring_rsrc_update up;
+	int arg;
+
+	switch (p[0] % 10) {
+	case 0:
+		for (int i = 0; i < FZ_NFD; i++) {
+			fds[i] = (p[1] >> (i & 7)) & 1 ? u->env.fd[i] : -1;
+			if (i == 7)
+				fds[i] = u->r.fd;
+			tags[i] = (p[1] & 0x80) ? FZ_MARK_TAG | (uint64_t)i : 0;
+		}
+		{
+			struct io_uring_rsrc_register rr = {
+				.nr = FZ_NFD,
+				.data = (uint64_t)(uintptr_t)fds,
+				.tags = (uint64_t)(uintptr_t)tags,
+			};
+			if (!nowait_register(u->r.fd, IORING_REGISTER_FILES2,
+					     &rr, sizeof(rr)))
+				u->files_registered = 1;
+		}
+		break;
+	case 1:
+		nowait_register(u->r.fd, IORING_UNREGISTER_FILES, NULL, 0);
+		break;
+	case 2:
+		iov[0].iov_base = u->env.arena + (p[1] << 8);
+		iov[0].iov_len = 4096;
+		iov[1].iov_base = u->env.arena;
+		iov[1].iov_len = (size_t)(p[1] & 3) << 12;
+		nowait_register(u->r.fd, IORING_REGISTER_BUFFERS, iov,
+				1 + (p[1] >> 7));
+		break;
+	case 3:
+		nowait_register(u->r.fd, IORING_UNREGISTER_BUFFERS, NULL, 0);
+		break;
+	case 4:
+		arg = u->env.fd[eventfd_slot];
+		nowait_register(u->r.fd,
+				(p[1] & 1) ? IORING_REGISTER_EVENTFD_ASYNC
+					   : IORING_REGISTER_EVENTFD,
+				&arg, 1);
+		break;
+	case 5:
+		nowait_register(u->r.fd, IORING_UNREGISTER_EVENTFD, NULL, 0);
+		break;
+	case 6:
+		arg = u->env.fd[p[1] & 15];
+		up.offset = p[1] >> 4;
+		up.resv = 0;
+		up.data = (uint64_t)(uintptr_t)&arg;
+		nowait_register(u->r.fd, IORING_REGISTER_FILES_UPDATE, &up, 1);
+		break;
+	case 7: {
+		static uint8_t probe[sizeof(struct io_uring_probe) +
+				     256 * sizeof(struct io_uring_probe_op)];
+
+		memset(probe, 0, sizeof(probe));
+		nowait_register(u->r.fd, IORING_REGISTER_PROBE, probe, p[1]);
+		break;
+	}
+	case 8: {
+		struct io_uring_rsrc_update r = {.offset = -1U,
+						 .data = (uint64_t)u->r.fd};
+
+		nowait_register(u->r.fd, IORING_REGISTER_RING_FDS, &r, 1);
+		break;
+	}
+	default:
+		/* Any opcode with a NULL argument: the errno paths. */
+		nowait_register(u->r.fd, p[1] % 40, NULL, p[1] >> 5);
+		break;
+	}
+	reap(u);
+}
+
+static void run_records(struct run *u, const uint8_t *d, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		unsigned int kind = d[i++] % 8;
+
+		if (kind < 5) {
+			if (n - i < sizeof(struct io_uring_sqe))
+				return;
+			add_sqe(u, d + i);
+			i += sizeof(struct io_uring_sqe);
+		} else if (kind == 5) {
+			submit(u);
+		} else {
+			if (n - i < 2)
+				return;
+			if (kind == 6)
+				do_enter(u, d + i);
+			else
+				do_register(u, d + i);
+			i += 2;
+		}
+	}
+}
+
+static void teardown(struct run *u)
+{
+	unsigned int consumed;
+	struct io_uring_sqe *sqe;
+
+	submit(u);
+	for (int i = 0; i < 4 && t_ring_flush(&u->r); i++)
+		submit(u);
+	sqe = t_get_sqe(&u->r);
+	if (sqe) {
+		sqe->opcode = IORING_OP_ASYNC_CANCEL;
+		sqe->fd = -1;
+		sqe->cancel_flags = IORING_ASYNC_CANCEL_ANY;
+		sqe->user_data = FZ_MARK_OWN;
+	}
+	submit(u);
+	for (int i = 0; i < 5000; i++) {
+		consumed = __atomic_load_n(u->r.sq_head, __ATOMIC_ACQUIRE) -
+			   u->head0;
+		if (sqe)
+			consumed--; /* the cancel itself */
+		reap(u);
+		if (u->nfinal >= consumed && !t_ring_flush(&u->r))
+			break;
+		if (i % 200 == 199)
+			submit(u); /* cancel again: a request armed late */
+		ring_enter(u, t_ring_flush(&u->r), 1, IORING_ENTER_GETEVENTS,
+			   1000);
+	}
+	reap(u);
+	consumed = __atomic_load_n(u->r.sq_head, __ATOMIC_ACQUIRE) - u->head0 -
+		   (sqe ? 1 : 0);
+	if (u->nfinal != consumed) {
+		fprintf(stderr,
+			"fuzz: %u SQEs consumed, %u final CQEs:", consumed,
+			u->nfinal);
+		for (unsigned int i = 1; i <= consumed && i <= MAX_SQES; i++)
+			if (!u->finals[i])
+				fprintf(stderr, " %u", i);
+		fprintf(stderr, " missing\n");
+		abort();
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct run u;
+	struct io_uring_params p;
+	unsigned int entries, cq;
+
+	if (size < 1)
+		return 0;
+	fz_init();
+	memset(&u, 0, sizeof(u));
+	fz_env_open(&u.env, data, size);
+	memset(&p, 0, sizeof(p));
+	u.flags = p.flags = fz_setup_flags(data[0], &entries, &cq);
+	p.cq_entries = cq;
+	p.sq_thread_idle = 1;
+	if (t_ring_init(&u.r, entries, &p)) {
+		fz_env_close(&u.env);
+		return 0;
+	}
+	u.env.ring_fd = u.r.fd;
+	u.head0 = __atomic_load_n(u.r.sq_head, __ATOMIC_ACQUIRE);
+	run_records(&u, data + 1, size - 1);
+	teardown(&u);
+	t_ring_exit(&u.r);
+	fz_env_close(&u.env);
+	return 0;
+}

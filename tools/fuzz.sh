@@ -1,0 +1,101 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# make fuzz: build the libFuzzer harnesses of test/fuzz/ with clang
+# (-fsanitize=fuzzer,address,undefined; the engine with coverage), run each
+# for FUZZ_S seconds (default 60) from its corpus in test/fuzz/corpus/,
+# then print execs, exec/s and the edge coverage of each src/ file (from
+# -print_coverage over the corpus and what the run found). Fails on a
+# crash, a hang (-timeout), a leak or an unlisted difference (the
+# differential harness aborts on those). Findings go to build/fuzz/out/.
+#
+# Environment: FUZZ_S (seconds per harness), FUZZ_ONLY (one harness),
+# CLANG (default clang), B (build dir, default build).
+set -u
+B=${B:-build}
+CLANG=${CLANG:-clang}
+FUZZ_S=${FUZZ_S:-60}
+OUT=$B/fuzz
+ROOT=$(pwd)
+HARNESSES=${FUZZ_ONLY:-"sqe-fuzz diff-fuzz"}
+mkdir -p "$OUT/obj" "$OUT/out"
+
+if ! command -v "$CLANG" >/dev/null; then
+	echo "fuzz: $CLANG not found (tools/install-deps fuzz)" >&2
+	exit 1
+fi
+CFLAGS="-O1 -g -std=gnu11 -D_GNU_SOURCE -pthread -fvisibility=hidden \
+	-Iinclude -iquote src -iquote test -iquote test/fuzz \
+	-fno-omit-frame-pointer -fsanitize=address,undefined \
+	-fno-sanitize-recover=all -Werror=implicit-function-declaration -Wno-unused-parameter"
+
+# Objects: the engine and the helpers with coverage, rebuilt when newer.
+objs=()
+for src in src/*.c test/helpers.c test/rawring.c test/fuzz/fuzzenv.c; do
+	obj=$OUT/obj/$(echo "$src" | tr / _).o
+	if [ ! -e "$obj" ] || [ "$src" -nt "$obj" ] ||
+		[ -n "$(find src include test/fuzz -name '*.h' -newer "$obj")" ]; then
+		$CLANG $CFLAGS -fsanitize=fuzzer-no-link -c "$src" -o "$obj" ||
+			exit 1
+	fi
+	objs+=("$obj")
+done
+for h in $HARNESSES; do
+	$CLANG $CFLAGS -fsanitize=fuzzer "test/fuzz/$h.c" "${objs[@]}" \
+		-o "$OUT/$h" -ldl || exit 1
+done
+
+fail=0
+for h in $HARNESSES; do
+	corpus=test/fuzz/corpus/${h%-fuzz}
+	work=$OUT/corpus-${h%-fuzz}
+	mkdir -p "$work"
+	log=$OUT/$h.log
+	echo "fuzz: $h for ${FUZZ_S}s (corpus $corpus, log $log)"
+	# New inputs go to the work corpus; the repo's stays small.
+	(cd "$OUT/out" && FZ_ALLOWLIST=$ROOT/test/fuzz/allowlist.txt ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+		UBSAN_OPTIONS=print_stacktrace=1 \
+		"../$h" -max_total_time="$FUZZ_S" -timeout=20 \
+		-rss_limit_mb=2048 -max_len=2048 -print_final_stats=1 \
+		-artifact_prefix="$ROOT/$OUT/out/$h-" "$ROOT/$work" \
+		"$ROOT/$corpus") >"$log" 2>&1
+	rc=$?
+	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+	rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
+	echo "fuzz: $h: exit $rc, ${execs:-0} execs, ${rate:-0} exec/s"
+	if [ $rc -ne 0 ]; then
+		fail=1
+		grep -m1 -E "ERROR|SUMMARY|fuzz:|difference" "$log" | sed 's/^/  /'
+		ls "$OUT/out" | grep "^$h-" | sed 's/^/  artifact: /'
+	fi
+done
+
+# Per-file edge coverage of src/, over both corpora (one pass each).
+cov=$OUT/coverage.txt
+: >"$cov"
+for h in $HARNESSES; do
+	(cd "$OUT/out" && "../$h" -runs=0 -print_coverage=1 \
+		"$ROOT/$OUT/corpus-${h%-fuzz}" "$ROOT/test/fuzz/corpus/${h%-fuzz}") \
+		2>&1 | grep '^COVERED_FUNC\|^UNCOVERED_FUNC' >>"$cov"
+done
+# COVERED_FUNC: hits: H edges: C/T name file:line; the best of the runs.
+awk '
+/^(UN)?COVERED_FUNC/ {
+	file = $NF; sub(/:[0-9]+$/, "", file); sub(/.*\/src\//, "src/", file)
+	if (file !~ /^src\//) next
+	key = file " " $(NF - 1)
+	split($5, e, "/"); c = e[1]; t = e[2]
+	if (!(key in tot) || t > tot[key]) tot[key] = t
+	if (!(key in got) || c > got[key]) got[key] = c
+	files[file] = 1
+}
+END {
+	for (k in tot) { split(k, a, " "); T[a[1]] += tot[k]; C[a[1]] += got[k] }
+	for (f in files) {
+		all_t += T[f]; all_c += C[f]
+		printf "%-20s %5d/%-5d %5.1f%%\n", f, C[f], T[f],
+			T[f] ? 100 * C[f] / T[f] : 0
+	}
+	if (all_t) printf "%-20s %5d/%-5d %5.1f%%\n", "total (covered funcs)", all_c, all_t, 100 * all_c / all_t
+}' "$cov" | sort
+echo "fuzz: edges counted in functions reached; unreached functions count 0 of unknown"
+exit $fail
