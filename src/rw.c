@@ -66,6 +66,8 @@ static int rw_select_prep(struct nw_req *req, const struct io_uring_sqe *sqe,
 	return 0;
 }
 
+#define NW_RW_ATTR_FLAG_PI (1ULL << 0) /* IORING_RW_ATTR_FLAG_PI */
+
 static int rw_prep(struct nw_req *req, const struct io_uring_sqe *sqe,
 		   bool write, bool vectored)
 {
@@ -77,6 +79,13 @@ static int rw_prep(struct nw_req *req, const struct io_uring_sqe *sqe,
 	/* ioprio_check_cap: a known class, and a level within it. */
 	if (ioprio && ((ioprio >> 13) > 3 ||
 		       ((ioprio >> 13) != 3 && (ioprio & 0x1fff) > 7)))
+		return -EINVAL;
+	/*
+	 * attr_type_mask (6.14+, over __pad2): only the PI attribute is
+	 * known, which needs a block device's integrity data (none of
+	 * ours); other bits are -EINVAL, as in io_prep_rw.
+	 */
+	if (READ_ONCE(sqe->__pad2[0]) & ~(uint64_t)NW_RW_ATTR_FLAG_PI)
 		return -EINVAL;
 	rw->off = READ_ONCE(sqe->off);
 	rw->rw_flags = (int)READ_ONCE(sqe->rw_flags);

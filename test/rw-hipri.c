@@ -4,7 +4,9 @@
  * against the kernel: -EINVAL on a pipe, a regular file and a socket
  * (io_rw_init_file: polled completion is an IOPOLL ring's). A bad fd is
  * -EBADF first; an unknown RWF_ bit is kiocb_set_rw_flags' -EOPNOTSUPP
- * first. Without the flag the same requests succeed.
+ * first. Without the flag the same requests succeed. An attr_type_mask
+ * (6.14+, where 6.1 had __pad2) with a bit other than PI is io_prep_rw's
+ * -EINVAL (found by test/fuzz/diff-fuzz).
  * Semantics: io_uring/rw.c io_rw_init_file (6.18).
  */
 #include <fcntl.h>
@@ -50,6 +52,19 @@ static void check_fd(struct t_ring *r, int rfd, int wfd, uint64_t off)
 		T_ASSERT_EQ(rw_one(r, ops[i], fd, buf, 4, off,
 				   RWF_HIPRI | 0x40000000),
 			    -EOPNOTSUPP);
+	}
+	/* An attr_type_mask bit other than PI (sqe->__pad2): -EINVAL. */
+	for (unsigned int i = 0; i < 4; i++) {
+		struct io_uring_sqe *sqe = t_get_sqe(r);
+		int fd = i < 2 ? wfd : rfd;
+
+		t_prep_rw(sqe, ops[i], fd, buf, 4, off, 9);
+		if (ops[i] == IORING_OP_READV || ops[i] == IORING_OP_WRITEV)
+			sqe->opcode = (uint8_t)(ops[i] == IORING_OP_READV
+							? IORING_OP_READ
+							: IORING_OP_WRITE);
+		sqe->__pad2[0] = 1ULL << (1 + i);
+		T_ASSERT_EQ(t_run(r, 9), -EINVAL);
 	}
 	/* The same without the flag: the data goes through. */
 	T_ASSERT_EQ(rw_one(r, IORING_OP_WRITE, wfd, buf, 4, off, 0), 4);
