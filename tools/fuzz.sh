@@ -9,7 +9,10 @@
 # differential harness aborts on those). Findings go to build/fuzz/out/.
 #
 # Environment: FUZZ_S (seconds per harness), FUZZ_ONLY (one harness),
-# CLANG (default clang), B (build dir, default build).
+# FUZZ_DIFF=report (diff-fuzz lists the kinds of differences it finds
+# and goes on instead of failing at the first: the open findings while
+# they are being decoded), CLANG (default clang), B (build dir, default
+# build).
 set -u
 B=${B:-build}
 CLANG=${CLANG:-clang}
@@ -52,7 +55,9 @@ for h in $HARNESSES; do
 	log=$OUT/$h.log
 	echo "fuzz: $h for ${FUZZ_S}s (corpus $corpus, log $log)"
 	# New inputs go to the work corpus; the repo's stays small.
-	(cd "$OUT/out" && FZ_ALLOWLIST=$ROOT/test/fuzz/allowlist.txt ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	difflog=
+	[ "${FUZZ_DIFF:-}" = report ] && difflog=1
+	(cd "$OUT/out" && FZ_DIFF_LOG=$difflog FZ_ALLOWLIST=$ROOT/test/fuzz/allowlist.txt ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 		UBSAN_OPTIONS=print_stacktrace=1 \
 		"../$h" -max_total_time="$FUZZ_S" -timeout=20 \
 		-rss_limit_mb=2048 -max_len=2048 -print_final_stats=1 \
@@ -62,6 +67,11 @@ for h in $HARNESSES; do
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
 	rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
 	echo "fuzz: $h: exit $rc, ${execs:-0} execs, ${rate:-0} exec/s"
+	if grep -q "^diff-fuzz: difference" "$log"; then
+		echo "fuzz: $h: unlisted differences (count, kind):"
+		sed -n 's/^diff-fuzz: difference: opcode \([0-9]*\).*: kernel \([-0-9]*\), nowait \([-0-9]*\).*/  opcode \1: kernel \2, nowait \3/p' \
+			"$log" | sort | uniq -c | sort -rn
+	fi
 	if [ $rc -ne 0 ]; then
 		fail=1
 		grep -m1 -E "ERROR|SUMMARY|fuzz:|difference" "$log" | sed 's/^/  /'
@@ -73,7 +83,7 @@ done
 cov=$OUT/coverage.txt
 : >"$cov"
 for h in $HARNESSES; do
-	(cd "$OUT/out" && "../$h" -runs=0 -print_coverage=1 \
+	(cd "$OUT/out" && FZ_DIFF_LOG=1 "../$h" -runs=0 -print_coverage=1 \
 		"$ROOT/$OUT/corpus-${h%-fuzz}" "$ROOT/test/fuzz/corpus/${h%-fuzz}") \
 		2>&1 | grep '^COVERED_FUNC\|^UNCOVERED_FUNC' >>"$cov"
 done
