@@ -277,6 +277,17 @@ static void fix_msghdr(uint64_t a)
 	m->msg_controllen &= 0xff;
 }
 
+/* A timespec in the arena made short (up to ~1 ms), often enough. */
+static void fix_timespec(uint64_t a)
+{
+	struct __kernel_timespec *ts = (struct __kernel_timespec *)(uintptr_t)a;
+
+	if ((uint8_t *)ts < arena || (uint8_t *)(ts + 1) > arena + FZ_ARENA)
+		return;
+	ts->tv_sec = 0;
+	ts->tv_nsec &= 0xfffff;
+}
+
 static void fix_fd_array(struct fz_env *e, uint64_t a, unsigned int n)
 {
 	int *v = (int *)(uintptr_t)a;
@@ -384,6 +395,11 @@ static void fix_addrs(struct io_uring_sqe *sqe, struct fz_env *e)
 	case IORING_OP_TIMEOUT:
 	case IORING_OP_LINK_TIMEOUT:
 		sqe->addr = map_addr(sqe->addr, 16);
+		/* Mostly the one valid len, and a short time: they fire. */
+		if (!(sqe->len & 0x80000000))
+			sqe->len = 1;
+		if (sqe->len == 1 && !(sqe->off & 0x100))
+			fix_timespec(sqe->addr);
 		break;
 	case IORING_OP_PROVIDE_BUFFERS:
 		sqe->fd &= 63; /* the number of buffers */
