@@ -313,27 +313,11 @@ static void run_checks(void)
 	test_multishot_poll_keeps_file();
 }
 
-/* The preloaded run, where the sanitizers allow it; 0 or T_EXIT_SKIP. */
+/* Run this program again under the preload's engine. */
 static int preloaded(void)
 {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-	/* LD_PRELOAD of an instrumented library needs the sanitizer first. */
-	printf("preload part skipped: tested in the plain build\n");
+	t_rerun_preloaded(CHILD_ENV, 40000);
 	return 0;
-#else
-	static const char *const env[] = {
-		"NOWAIT_MODE", "user",	  "NOWAIT_TEST_ENGINE",
-		"kernel",      CHILD_ENV, "1",
-		NULL};
-	char so[PATH_MAX + 32];
-
-	if (!t_preload_path(so, sizeof(so))) {
-		printf("preload part skipped: no %s\n", so);
-		return 0;
-	}
-	t_run_self(so, env, 40000);
-	return 0;
-#endif
 }
 
 int main(void)

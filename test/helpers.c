@@ -551,3 +551,24 @@ void t_run_self(const char *so, const char *const *env, unsigned int ms)
 	T_ASSERT(WIFEXITED(status));
 	T_ASSERT_EQ(WEXITSTATUS(status), 0);
 }
+
+void t_rerun_preloaded(const char *child_env, unsigned int ms)
+{
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	(void)child_env;
+	(void)ms;
+	printf("preload part skipped: tested in the plain build\n");
+#else
+	const char *const env[] = {
+		"NOWAIT_MODE", "user",	  "NOWAIT_TEST_ENGINE",
+		"kernel",      child_env, "1",
+		NULL};
+	char so[PATH_MAX + 32];
+
+	if (!t_preload_path(so, sizeof(so))) {
+		printf("preload part skipped: no %s\n", so);
+		return;
+	}
+	t_run_self(so, env, ms);
+#endif
+}

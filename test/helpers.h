@@ -163,5 +163,13 @@ bool t_ring_is_nowait(void);
  * exited 0 (what failed is printed with what).
  */
 void t_run_self(const char *so, const char *const *env, unsigned int ms);
+/*
+ * The usual preloaded rerun: this program again under the preload, its
+ * io_uring calls trapped into the engine (NOWAIT_MODE=user,
+ * NOWAIT_TEST_ENGINE=kernel) and child_env set to 1; skipped, and said,
+ * under the sanitizers (an instrumented preload needs its runtime first)
+ * and when the preload is not built.
+ */
+void t_rerun_preloaded(const char *child_env, unsigned int ms);
 
 #endif

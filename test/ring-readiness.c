@@ -701,26 +701,11 @@ static void test_direct_api(void)
 	t_ring_exit(&r);
 }
 
-/* Run this program again under the preload's engine; 0 or T_EXIT_SKIP. */
+/* Run this program again under the preload's engine. */
 static int preloaded(void)
 {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-	printf("preload part skipped: tested in the plain build\n");
+	t_rerun_preloaded(CHILD_ENV, 50000);
 	return 0;
-#else
-	static const char *const env[] = {
-		"NOWAIT_MODE", "user",	  "NOWAIT_TEST_ENGINE",
-		"kernel",      CHILD_ENV, "1",
-		NULL};
-	char so[PATH_MAX + 32];
-
-	if (!t_preload_path(so, sizeof(so))) {
-		printf("preload part skipped: no %s\n", so);
-		return 0;
-	}
-	t_run_self(so, env, 50000);
-	return 0;
-#endif
 }
 
 int main(void)
