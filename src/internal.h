@@ -234,7 +234,8 @@ struct nw_ring {
 	size_t rings_map_sz, sqe_map_sz;
 	size_t rings_map_cap; /* mapped (a resizable ring: the largest) */
 	bool mem_settled; /* the program's CQ_RING mappings alias the rings */
-	bool mem_user;	  /* IORING_SETUP_NO_MMAP: both are program memory */
+	bool settle_flagged; /* IORING_SQ_TASKRUN raised until it settles */
+	bool mem_user;	     /* IORING_SETUP_NO_MMAP: both are program memory */
 	unsigned int *sq_head, *sq_tail, *sq_flags, *sq_dropped, *sq_array;
 	unsigned int *cq_head, *cq_tail, *cq_overflow, *cq_flags;
 	char *cqes, *sqes;

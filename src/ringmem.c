@@ -425,6 +425,33 @@ static void alias_mirror(struct nw_ring *ring, const struct mirror_map *m,
 			ring->id, dst, strerror(errno));
 }
 
+/*
+ * Resize left CQEs pending, and the program maps its CQ ring apart again
+ * (the params' features are 0 after a resize): until it enters, its CQ
+ * mapping is the mirror and shows none. IORING_SQ_TASKRUN in the SQ
+ * flags, which it reads through the rings themselves, makes liburing's
+ * peek enter (cq_ring_needs_flush), and that enter settles the mapping.
+ */
+static void settle_flag(struct nw_ring *ring)
+{
+	if (!nw_cq_ready(ring))
+		return;
+	ring->settle_flagged = true;
+	__atomic_fetch_or(ring->sq_flags, IORING_SQ_TASKRUN, __ATOMIC_RELEASE);
+}
+
+/* Settled: the flag goes, unless TASKRUN_FLAG task work still wants it. */
+static void settle_unflag(struct nw_ring *ring)
+{
+	ring->settle_flagged = false;
+	__atomic_fetch_and(ring->sq_flags, ~IORING_SQ_TASKRUN,
+			   __ATOMIC_SEQ_CST);
+	if ((ring->flags & IORING_SETUP_TASKRUN_FLAG) &&
+	    __atomic_load_n(&ring->tw_head, __ATOMIC_SEQ_CST))
+		__atomic_fetch_or(ring->sq_flags, IORING_SQ_TASKRUN,
+				  __ATOMIC_RELEASE);
+}
+
 void nw_ringmem_settle_slow(struct nw_ring *ring, int fd)
 {
 	struct mirror_scan s = {.ring = ring};
@@ -436,6 +463,8 @@ void nw_ringmem_settle_slow(struct nw_ring *ring, int fd)
 		for (unsigned int i = 0; i < s.nr; i++)
 			alias_mirror(ring, &s.maps[i], fd);
 		__atomic_store_n(&ring->mem_settled, true, __ATOMIC_RELEASE);
+		if (ring->settle_flagged)
+			settle_unflag(ring);
 	}
 	pthread_mutex_unlock(&settle_lock);
 }
@@ -544,5 +573,6 @@ int nw_ringmem_resize(struct nw_ring *ring, struct io_uring_params *p)
 	mirror_rewrite(ring);
 	/* A CQ ring the program maps apart again is settled anew. */
 	__atomic_store_n(&ring->mem_settled, false, __ATOMIC_RELEASE);
+	settle_flag(ring);
 	return 0;
 }
