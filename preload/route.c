@@ -208,7 +208,8 @@ static int probe_kernel(void)
 	return 0;
 }
 
-static int filter_err; /* install_filter's, said when the engine runs */
+static int filter_err;	    /* install_filter's, said when the engine runs */
+static int load_probe = -1; /* NOWAIT_PROBE=load: the probe's errno */
 
 /*
  * The first io_uring call of the process: auto mode probes the kernel now
@@ -220,7 +221,7 @@ static void decide(void)
 	int err = 0;
 
 	if (mode == MODE_AUTO) {
-		err = probe_kernel();
+		err = load_probe >= 0 ? load_probe : probe_kernel();
 		if (!err) {
 			mode = MODE_KERNEL;
 			setenv("NOWAIT_MODE", "kernel", 1); /* exec'd images */
@@ -379,6 +380,18 @@ __attribute__((constructor)) static void uring_preload_init(void)
 		return;
 	}
 	mode = env_is("NOWAIT_MODE", "user") ? MODE_USER : MODE_AUTO;
+	/*
+	 * nowait-run's auto mode probes here, before the filter: where the
+	 * kernel's io_uring works no filter goes in, so its inline calls cost
+	 * no trap. A system-wide preload leaves it to the first call (lazy).
+	 */
+	if (mode == MODE_AUTO && env_is("NOWAIT_PROBE", "load")) {
+		load_probe = probe_kernel();
+		if (!load_probe) {
+			pthread_once(&decide_once, decide);
+			return;
+		}
+	}
 	ret = install_filter();
 	if (ret)
 		filter_err = -ret;

@@ -35,6 +35,24 @@ static long inline_setup(struct io_uring_params *p)
 	return r;
 }
 
+/* This process's seccomp mode (/proc/self/status): 0 none, 2 filter. */
+static int seccomp_mode(void)
+{
+	char line[256];
+	int m = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return 100;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Seccomp: %d", &m) == 1)
+			break;
+	fclose(f);
+	return m < 0 ? 101 : m;
+}
+
+static const char *probe_env; /* NOWAIT_PROBE for run(), or NULL */
+
 static int child(const char *what)
 {
 	struct io_uring_params p;
@@ -42,6 +60,8 @@ static int child(const char *what)
 
 	if (!strcmp(what, "idle"))
 		return 0;
+	if (!strcmp(what, "seccomp"))
+		return seccomp_mode();
 	memset(&p, 0, sizeof(p));
 	fd = !strcmp(what, "libc") ? syscall(__NR_io_uring_setup, 4, &p)
 				   : inline_setup(&p);
@@ -73,6 +93,10 @@ static int run(const char *what, char *err, size_t len)
 		setenv(CHILD_ENV, what, 1);
 		setenv("NOWAIT_LOG", "1", 1);
 		unsetenv("NOWAIT_MODE");
+		if (probe_env)
+			setenv("NOWAIT_PROBE", probe_env, 1);
+		else
+			unsetenv("NOWAIT_PROBE");
 		setenv("LD_PRELOAD", so, 1);
 		execl(self, self, (char *)NULL);
 		_exit(127);
@@ -95,6 +119,34 @@ static unsigned int count(const char *text, const char *word)
 	for (const char *p = text; (p = strstr(p, word)); p++)
 		n++;
 	return n;
+}
+
+/*
+ * NOWAIT_PROBE=load (what nowait-run sets): the probe at load, so where
+ * the kernel's io_uring works no filter is installed (Seccomp: 0) and the
+ * line is said at once; where it does not, the filter is there (2) and
+ * the line waits for the first call. The lazy default installs it either
+ * way.
+ */
+static void probe_at_load(void)
+{
+	struct io_uring_params p;
+	char err[4096];
+	long fd;
+	bool works;
+
+	memset(&p, 0, sizeof(p));
+	fd = syscall(__NR_io_uring_setup, 4, &p); /* not preloaded here */
+	works = fd >= 0;
+	if (works)
+		close((int)fd);
+	probe_env = "load";
+	T_ASSERT_EQ(run("seccomp", err, sizeof(err)), works ? 0 : 2);
+	/* Said at load when the kernel is chosen, else at the first call. */
+	T_ASSERT_EQ(count(err, "nowait:"), works ? 1 : 0);
+	probe_env = NULL;
+	T_ASSERT_EQ(run("seccomp", err, sizeof(err)), 2);
+	T_ASSERT_EQ(count(err, "nowait:"), 0);
 }
 
 /* strace, if it can trace here: no io_uring_setup in an idle process. */
@@ -197,6 +249,7 @@ int main(void)
 	T_ASSERT_EQ(run("libc-exec", err, sizeof(err)), 0);
 	T_ASSERT_GE(count(err, "nowait:"), 1);
 	strace_idle();
+	probe_at_load();
 	run_warns();
 	return T_EXIT_PASS;
 }

@@ -212,6 +212,8 @@ int main(int argc, char **argv)
 		usage(2);
 	if (mode)
 		setenv("NOWAIT_MODE", mode, 1);
+	/* One program, run on purpose: decide at load (nowait(7)). */
+	setenv("NOWAIT_PROBE", "load", 0);
 	set_preload(argv[0]);
 	warn_setid(argv[i]);
 	execvp(argv[i], argv + i);
