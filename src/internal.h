@@ -236,6 +236,7 @@ struct nw_ring {
 	bool mem_settled; /* the program's CQ_RING mappings alias the rings */
 	bool settle_flagged; /* IORING_SQ_TASKRUN raised until it settles */
 	bool mem_user;	     /* IORING_SETUP_NO_MMAP: both are program memory */
+	bool mem_pinned;     /* NO_MMAP: engine's own mappings of those pages */
 	unsigned int *sq_head, *sq_tail, *sq_flags, *sq_dropped, *sq_array;
 	unsigned int *cq_head, *cq_tail, *cq_overflow, *cq_flags;
 	char *cqes, *sqes;

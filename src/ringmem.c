@@ -143,13 +143,20 @@ static void *map_region(int fd, off_t off, size_t len, size_t used)
 	return ptr;
 }
 
+static size_t kernel_rings_size(const struct nw_ring *ring);
+
 void nw_ringmem_destroy(struct nw_ring *ring)
 {
 	/* The program's own memory (NO_MMAP) stays the program's. */
-	if (ring->rings_map && !ring->mem_user)
-		munmap(ring->rings_map, ring->rings_map_cap);
-	if (ring->sqe_map && !ring->mem_user)
-		munmap(ring->sqe_map, ring->sqe_map_sz);
+	if (ring->mem_pinned) {
+		munmap(ring->rings_map, page_align(kernel_rings_size(ring)));
+		munmap(ring->sqe_map, page_align(ring->sqe_map_sz));
+	} else if (!ring->mem_user) {
+		if (ring->rings_map)
+			munmap(ring->rings_map, ring->rings_map_cap);
+		if (ring->sqe_map)
+			munmap(ring->sqe_map, ring->sqe_map_sz);
+	}
 	ring->rings_map = ring->sqe_map = NULL;
 }
 
@@ -264,6 +271,52 @@ static int user_region(uint64_t addr, size_t size)
 	return 0;
 }
 
+/*
+ * A second mapping of the program's shared pages at [addr, addr + len),
+ * the engine's own (mremap with old size 0 duplicates a shared mapping),
+ * checked to alias them; NULL for private memory, which cannot be shared.
+ */
+static void *pin_region(uint64_t addr, size_t len)
+{
+	volatile unsigned char *prog = (void *)(uintptr_t)addr, *own;
+	unsigned char was;
+	void *m = mremap((void *)(uintptr_t)addr, 0, len, MREMAP_MAYMOVE);
+
+	if (m == MAP_FAILED)
+		return NULL;
+	own = m;
+	was = prog[0];
+	own[0] = (unsigned char)(was ^ 0x5a);
+	if (prog[0] != (unsigned char)(was ^ 0x5a)) {
+		munmap(m, len);
+		return NULL;
+	}
+	own[0] = was;
+	return m;
+}
+
+/*
+ * The kernel pins the program's pages, so an SQPOLL poller (or a worker)
+ * may touch the rings after the program unmapped them: where the memory
+ * is shared, the engine keeps mappings of its own, else it uses the
+ * program's addresses.
+ */
+static void pin_user_memory(struct nw_ring *ring, uint64_t rings, uint64_t sqes)
+{
+	size_t rl = page_align(kernel_rings_size(ring));
+	size_t sl = page_align(ring->sqe_map_sz);
+	void *r = pin_region(rings, rl), *q = r ? pin_region(sqes, sl) : NULL;
+
+	if (!q) {
+		if (r)
+			munmap(r, rl);
+		return;
+	}
+	ring->rings_map = r;
+	ring->sqe_map = q;
+	ring->mem_pinned = true;
+}
+
 /* IORING_SETUP_NO_MMAP: the rings at cq_off.user_addr, SQEs at sq_off's. */
 static int use_user_memory(struct nw_ring *ring,
 			   const struct io_uring_params *p)
@@ -281,6 +334,7 @@ static int use_user_memory(struct nw_ring *ring,
 		return ret;
 	ring->rings_map = (void *)(uintptr_t)rings;
 	ring->sqe_map = (void *)(uintptr_t)sqes;
+	pin_user_memory(ring, rings, sqes);
 	/* Nothing of it is the kernel's to keep: the header starts at 0. */
 	memset(ring->rings_map, 0, CQ_OFF_CQES);
 	return 0;
