@@ -383,9 +383,12 @@ __attribute__((constructor)) static void uring_preload_init(void)
 	/*
 	 * nowait-run's auto mode probes here, before the filter: where the
 	 * kernel's io_uring works no filter goes in, so its inline calls cost
-	 * no trap. A system-wide preload leaves it to the first call (lazy).
+	 * no trap. A system-wide preload leaves it to the first call (lazy),
+	 * and so does a process under a seccomp filter already: it may be
+	 * ours, inherited from a parent still undecided, and trap the probe.
 	 */
-	if (mode == MODE_AUTO && env_is("NOWAIT_PROBE", "load")) {
+	if (mode == MODE_AUTO && env_is("NOWAIT_PROBE", "load") &&
+	    prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == 0) {
 		load_probe = probe_kernel();
 		if (!load_probe) {
 			pthread_once(&decide_once, decide);
