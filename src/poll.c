@@ -71,7 +71,7 @@ static long long now_ns(void)
 }
 
 static unsigned long stat_reissue;
-__thread unsigned int nw_parks;
+__thread unsigned int nw_parks __attribute__((tls_model("initial-exec")));
 
 unsigned long nw_stat_reissue(void)
 {

@@ -46,7 +46,8 @@ int nw_poll_arm_fd(struct nw_req *req, int fd, unsigned int mask);
 int nw_poll_cancel(struct nw_ring *ring, bool (*match)(struct nw_req *, void *),
 		   void *arg, bool all, struct nw_list *out);
 /* Requests this thread parked so far (the submitter checks for races). */
-extern __thread unsigned int nw_parks;
+extern __thread unsigned int nw_parks
+	__attribute__((tls_model("initial-exec")));
 /* The reissue counter: requests reissued because data raced in. */
 unsigned long nw_stat_reissue(void);
 void nw_poll_count_reissue(void);

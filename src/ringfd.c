@@ -50,7 +50,7 @@ bool nw_is_ring_fd(int fd)
 		return false;
 	return nw_ring_lookup(fd, &ring) == 0;
 }
-static __thread unsigned int lookups;
+static __thread unsigned int lookups __attribute__((tls_model("initial-exec")));
 
 /*
  * The reactor and the SQPOLL poller ask whether a ring is still referenced

@@ -31,7 +31,8 @@
 #include "complete.h"
 #include "fdhigh.h"
 
-__thread struct nw_ring *nw_poll_activated;
+__thread struct nw_ring *nw_poll_activated
+	__attribute__((tls_model("initial-exec")));
 
 static pthread_mutex_t activate_lock = PTHREAD_MUTEX_INITIALIZER;
 

@@ -44,7 +44,8 @@ extern const struct nw_ring_poll_ops nw_ring_poll_ops;
  * started to poll: its reactor must now notice readiness. The submitter
  * takes it (submit.c) and starts that reactor; lower files start none.
  */
-extern __thread struct nw_ring *nw_poll_activated;
+extern __thread struct nw_ring *nw_poll_activated
+	__attribute__((tls_model("initial-exec")));
 
 /*
  * The readiness of a ring's fd outside the engine (nowait_ring_pollfd in
