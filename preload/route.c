@@ -29,6 +29,8 @@
  * instruction the filter lets through, the same in exec'd children that
  * inherit the filter): a signal per call, which NOWAIT_MODE=kernel
  * avoids (no filter at all).
+ * A program on liburing.so.2 reaches the engine without the trap for its
+ * submit and wait calls: liburing.c defines them over the library's.
  * Limits: a program that blocks or ignores SIGSYS when it makes an
  * io_uring call is killed by the kernel ("Bad system call").
  */
@@ -257,6 +259,30 @@ static long uring_call(long nr, const long *a, bool trapped)
 	return kernel_call(nr, a, trapped);
 }
 
+/*
+ * Does this process run io_uring on the engine? Decided at the first
+ * io_uring call (a ring exists by the time liburing.c asks).
+ */
+bool nw_preload_engine(void);
+bool nw_preload_engine(void)
+{
+	pthread_once(&decide_once, decide);
+	return user_mode;
+}
+
+static unsigned long traps; /* SIGSYS traps of io_uring calls */
+
+/*
+ * The number of io_uring calls this process made by a trapped syscall
+ * instruction: for nowait-bench and the tests, which find it with dlsym
+ * (the preload's one exported name besides the interposers).
+ */
+EXPORT unsigned long nowait_preload_traps(void);
+EXPORT unsigned long nowait_preload_traps(void)
+{
+	return __atomic_load_n(&traps, __ATOMIC_RELAXED);
+}
+
 /* libc's syscall(): -1 and errno on failure. */
 EXPORT long syscall(long nr, ...)
 {
@@ -292,6 +318,7 @@ static void on_sigsys(int sig, siginfo_t *si, void *ctx)
 		     g[REG_R10], g[REG_R8],  g[REG_R9]};
 
 	(void)sig;
+	__atomic_fetch_add(&traps, 1, __ATOMIC_RELAXED);
 	g[REG_RAX] = is_uring(si->si_syscall)
 			     ? uring_call(si->si_syscall, a, true)
 			     : -ENOSYS;
