@@ -76,6 +76,11 @@ ifeq ($(HAVE_LIBUV),1)
 BENCH_CFLAGS := -DHAVE_LIBUV=1
 BENCH_LIBS   := -luv
 endif
+# liburing.so.2 for the liburing workload (the preload's interposers).
+ifeq ($(HAVE_LIBURING),1)
+BENCH_CFLAGS += -DHAVE_LIBURING=1
+BENCH_LIBS   += -luring
+endif
 
 # What was found decides how tests and benches are compiled, and `make
 # test` / `make bench` may install it first; where the preload is

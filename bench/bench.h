@@ -161,6 +161,10 @@ extern const struct bench_workload bench_hackbench;
 extern const struct bench_workload bench_pingpong;
 extern const struct bench_workload bench_echo;
 extern const struct bench_workload bench_fileread;
+extern const struct bench_workload bench_liburing;
+
+/* liburing.c: the child under the preload (NOWAIT_BENCH_LIBURING_CHILD). */
+int bench_liburing_child(const char *arg);
 
 bool bench_ctx_has(const struct bench_ctx *ctx, const struct t_calls *eng);
 bool bench_ctx_has_flavour(const struct bench_ctx *ctx,

@@ -20,7 +20,7 @@
 
 static const struct bench_workload *const workloads[] = {
 	&bench_nop,	 &bench_pipes, &bench_latency,	&bench_hackbench,
-	&bench_pingpong, &bench_echo,  &bench_fileread,
+	&bench_pingpong, &bench_echo,  &bench_fileread, &bench_liburing,
 };
 
 #define NR_WORKLOADS  (sizeof(workloads) / sizeof(workloads[0]))
@@ -317,6 +317,11 @@ int main(int argc, char **argv)
 	int ret, status = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+#ifdef HAVE_LIBURING
+	if (getenv("NOWAIT_BENCH_LIBURING_CHILD"))
+		return bench_liburing_child(
+			getenv("NOWAIT_BENCH_LIBURING_CHILD"));
+#endif
 	parse_engine(&ctx, "both");
 	ret = parse_args(argc, argv, &ctx, &w, &all);
 	if (ret)

@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Workload "liburing": an unmodified program on liburing.so.2 (Debian's),
+ * one io_uring_submit_and_wait per NOP request, the CQE taken by
+ * io_uring_peek_cqe. Engines:
+ *   kernel     that loop on the kernel's io_uring
+ *   libnowait  the same request loop built against libnowait directly:
+ *              the raw ring (test/rawring.h), flush and nowait_enter
+ *   preload    the liburing loop in a child under libnowait-preload.so
+ *              (NOWAIT_MODE=user): the preload's io_uring_submit_and_wait
+ *              (preload/liburing.c), no trap
+ *   trapped    the same child calling the library's own function (dlsym
+ *              in liburing.so.2): its inline syscall, a SIGSYS trap each
+ * The children report the preload's trap count per request
+ * (nowait_preload_traps). Needs the system liburing (HAVE_LIBURING).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include "bench.h"
+
+#define LU_CHILD_ENV "NOWAIT_BENCH_LIBURING_CHILD"
+#define LU_ENTRIES   8
+#define LU_CHECK     1024 /* requests between two looks at the clock */
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define LU_SANITIZED 1
+#else
+#define LU_SANITIZED 0
+#endif
+
+struct lu_result {
+	double ops_per_sec;
+	double traps_per_op;
+	unsigned long ops;
+};
+
+/* The libnowait loop: the raw ring, one flush and enter per request. */
+static int lu_direct(const struct bench_ctx *ctx, struct lu_result *res)
+{
+	struct bench_ring r;
+	unsigned long n = 0;
+	double t0, t;
+	int ret = bench_ring_open(&r, &t_calls_user, LU_ENTRIES, 0, 0);
+
+	if (ret)
+		return ret;
+	t0 = bench_now();
+	do {
+		for (unsigned int i = 0; i < LU_CHECK; i++, n++) {
+			struct io_uring_sqe *sqe = bench_get_sqe(&r);
+			unsigned int head;
+
+			memset(sqe, 0, sizeof(*sqe));
+			sqe->opcode = IORING_OP_NOP;
+			sqe->user_data = n;
+			ret = bench_enter(&r, bench_flush_sq(&r), 1, 0);
+			if (ret != 1 || !bench_cq_ready(&r, &head) ||
+			    bench_cqe_at(&r, head)->user_data != n) {
+				bench_ring_close(&r);
+				return ret < 0 ? ret : -EPROTO;
+			}
+			bench_cq_advance(&r, 1);
+		}
+		t = bench_now() - t0;
+	} while (t < ctx->seconds);
+	bench_ring_close(&r);
+	res->ops = n;
+	res->ops_per_sec = (double)n / t;
+	return 0;
+}
+
+#ifdef HAVE_LIBURING
+#include <dlfcn.h>
+#include <liburing.h>
+
+typedef int (*lu_submit_wait_fn)(struct io_uring *, unsigned int);
+
+/* The liburing loop: requests per second, and its trap count. */
+static int lu_loop(double seconds, lu_submit_wait_fn submit_wait,
+		   struct lu_result *res)
+{
+	unsigned long (*traps)(void) = (unsigned long (*)(void))dlsym(
+		RTLD_DEFAULT, "nowait_preload_traps");
+	unsigned long n = 0, tr0 = traps ? traps() : 0;
+	struct io_uring_cqe *cqe;
+	struct io_uring ring;
+	double t0, t;
+	int ret = io_uring_queue_init(LU_ENTRIES, &ring, 0);
+
+	if (ret)
+		return ret;
+	t0 = bench_now();
+	do {
+		for (unsigned int i = 0; i < LU_CHECK; i++, n++) {
+			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+
+			io_uring_prep_nop(sqe);
+			io_uring_sqe_set_data64(sqe, n);
+			ret = submit_wait(&ring, 1);
+			if (ret != 1 || io_uring_peek_cqe(&ring, &cqe) ||
+			    cqe->user_data != n) {
+				io_uring_queue_exit(&ring);
+				return ret < 0 ? ret : -EPROTO;
+			}
+			io_uring_cqe_seen(&ring, cqe);
+		}
+		t = bench_now() - t0;
+	} while (t < seconds);
+	res->traps_per_op = traps ? (double)(traps() - tr0) / (double)n : 0;
+	io_uring_queue_exit(&ring);
+	res->ops = n;
+	res->ops_per_sec = (double)n / t;
+	return 0;
+}
+
+/*
+ * The child: "SECONDS own" calls liburing.so.2's own function, "SECONDS"
+ * the one the loader binds (the preload's). One line on stdout.
+ */
+int bench_liburing_child(const char *arg)
+{
+	lu_submit_wait_fn fn = io_uring_submit_and_wait;
+	struct lu_result res = {0};
+	double seconds = strtod(arg, NULL);
+	int ret;
+
+	if (strstr(arg, "own")) {
+		void *h = dlopen("liburing.so.2", RTLD_LAZY | RTLD_NOLOAD);
+
+		fn = h ? (lu_submit_wait_fn)dlsym(h, "io_uring_submit_and_wait")
+		       : NULL;
+		if (!fn)
+			return 3;
+	}
+	ret = lu_loop(seconds, fn, &res);
+	if (ret) {
+		printf("error %d\n", ret);
+		return 1;
+	}
+	printf("%.1f %.4f %lu\n", res.ops_per_sec, res.traps_per_op, res.ops);
+	return 0;
+}
+
+/* The preload library next to /proc/self/exe. */
+static int lu_preload(char *out, size_t len)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return -errno;
+	exe[n] = 0;
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return -ENOENT;
+	*slash = 0;
+	if ((size_t)snprintf(out, len, "%s/libnowait-preload.so", exe) >= len)
+		return -ENAMETOOLONG;
+	return access(out, R_OK) ? -errno : 0;
+}
+
+/* This program again under the preload, in child mode; its line. */
+static int lu_spawn(const struct bench_ctx *ctx, bool own,
+		    struct lu_result *res)
+{
+	char so[PATH_MAX + 32], arg[64], buf[256] = {0};
+	int pfd[2], status, ret = lu_preload(so, sizeof(so));
+	pid_t pid;
+	ssize_t n;
+
+	if (ret)
+		return ret;
+	snprintf(arg, sizeof(arg), "%g%s", ctx->seconds, own ? " own" : "");
+	if (pipe2(pfd, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		dup2(pfd[1], STDOUT_FILENO);
+		setenv("LD_PRELOAD", so, 1);
+		setenv("NOWAIT_MODE", "user", 1);
+		setenv(LU_CHILD_ENV, arg, 1);
+		execl("/proc/self/exe", "nowait-bench", (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	n = read(pfd[0], buf, sizeof(buf) - 1);
+	close(pfd[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (n <= 0 || !WIFEXITED(status) || WEXITSTATUS(status) ||
+	    sscanf(buf, "%lf %lf %lu", &res->ops_per_sec, &res->traps_per_op,
+		   &res->ops) != 3)
+		return -EPROTO;
+	return 0;
+}
+
+static int lu_kernel(const struct bench_ctx *ctx, struct lu_result *res)
+{
+	return lu_loop(ctx->seconds, io_uring_submit_and_wait, res);
+}
+#endif /* HAVE_LIBURING */
+
+static void lu_report(const struct bench_ctx *ctx, const char *engine,
+		      const struct lu_result *res, double base)
+{
+	if (ctx->json) {
+		bench_json_begin("liburing", engine);
+		bench_json_num("ops_per_sec", res->ops_per_sec);
+		bench_json_num("traps_per_op", res->traps_per_op);
+		bench_json_num("ops", (double)res->ops);
+		if (base > 0)
+			bench_json_num("vs_libnowait", res->ops_per_sec / base);
+		bench_json_end();
+		return;
+	}
+	printf("  %-10s %8.3f M/s %9.1f ns/op  %6.3f traps/op", engine,
+	       res->ops_per_sec / 1e6, 1e9 / res->ops_per_sec,
+	       res->traps_per_op);
+	if (base > 0)
+		printf("  %.3fx libnowait", res->ops_per_sec / base);
+	printf("\n");
+	fflush(stdout);
+}
+
+/* The preload and trapped children; 1 when one failed. */
+static int lu_children(const struct bench_ctx *ctx, double base)
+{
+#ifdef HAVE_LIBURING
+	struct lu_result res;
+	int failed = 0;
+
+	/* An instrumented preload library cannot go into the child. */
+	if (LU_SANITIZED) {
+		if (!ctx->json)
+			printf("  preload, trapped: skipped in a sanitizer "
+			       "build\n");
+		return 0;
+	}
+	for (int own = 0; own < 2; own++) {
+		const char *name = own ? "trapped" : "preload";
+		int ret;
+
+		memset(&res, 0, sizeof(res));
+		ret = lu_spawn(ctx, own, &res);
+		if (ret) {
+			bench_report_error(ctx, "liburing", name, "child", ret);
+			failed = 1;
+			continue;
+		}
+		lu_report(ctx, name, &res, base);
+	}
+	return failed;
+#else
+	(void)base;
+	if (!ctx->json)
+		printf("  liburing skipped: built without liburing\n");
+	return 0;
+#endif
+}
+
+static int lu_run(const struct bench_ctx *ctx)
+{
+	struct lu_result res = {0};
+	int ret, failed = 0;
+
+	if (!ctx->json)
+		printf("liburing: one io_uring_submit_and_wait per NOP\n");
+#ifdef HAVE_LIBURING
+	if (bench_ctx_has(ctx, &t_calls_kernel)) {
+		ret = lu_kernel(ctx, &res);
+		if (ret && !bench_setup_error_is_skip(&t_calls_kernel, ret)) {
+			bench_report_error(ctx, "liburing", "kernel", "loop",
+					   ret);
+			failed = 1;
+		} else if (!ret) {
+			lu_report(ctx, "kernel", &res, 0);
+		}
+	}
+#endif
+	if (!bench_ctx_has(ctx, &t_calls_user))
+		return failed;
+	ret = lu_direct(ctx, &res);
+	if (ret) {
+		bench_report_error(ctx, "liburing", "libnowait", "loop", ret);
+		return 1;
+	}
+	lu_report(ctx, "libnowait", &res, 0);
+	return lu_children(ctx, res.ops_per_sec) | failed;
+}
+
+const struct bench_workload bench_liburing = {
+	.name = "liburing",
+	.desc = "liburing.so.2, one submit_and_wait per NOP: kernel, "
+		"libnowait, preload, trapped",
+	.run = lu_run,
+	.params = NULL,
+};
