@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@
 #define LU_CHILD_ENV "NOWAIT_BENCH_LIBURING_CHILD"
 #define LU_ENTRIES   8
 #define LU_CHECK     1024 /* requests between two looks at the clock */
+#define LU_ROUNDS    5
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define LU_SANITIZED 1
@@ -232,52 +234,102 @@ static void lu_report(const struct bench_ctx *ctx, const char *engine,
 	fflush(stdout);
 }
 
-/* The preload and trapped children; 1 when one failed. */
-static int lu_children(const struct bench_ctx *ctx, double base)
+/* The user-side engines, measured in interleaved rounds. */
+enum { LU_DIRECT, LU_PRELOAD, LU_TRAPPED, LU_NR };
+
+static const char *const lu_names[LU_NR] = {"libnowait", "preload", "trapped"};
+
+/* One round of engine e: 0, or -errno. */
+static int lu_round(const struct bench_ctx *sub, int e, struct lu_result *res)
+{
+	memset(res, 0, sizeof(*res));
+	if (e == LU_DIRECT)
+		return lu_direct(sub, res);
+#ifdef HAVE_LIBURING
+	return lu_spawn(sub, e == LU_TRAPPED, res);
+#else
+	return -ENOSYS;
+#endif
+}
+
+/*
+ * The children exist with liburing and outside the sanitizers (an
+ * instrumented preload library cannot go into them).
+ */
+static int lu_nr_engines(const struct bench_ctx *ctx)
 {
 #ifdef HAVE_LIBURING
-	struct lu_result res;
-	int failed = 0;
+	if (!LU_SANITIZED)
+		return LU_NR;
+	if (!ctx->json)
+		printf("  preload, trapped: skipped in a sanitizer build\n");
+#else
+	if (!ctx->json)
+		printf("  preload, trapped: skipped, built without liburing\n");
+#endif
+	return 1;
+}
 
-	/* An instrumented preload library cannot go into the child. */
-	if (LU_SANITIZED) {
-		if (!ctx->json)
-			printf("  preload, trapped: skipped in a sanitizer "
-			       "build\n");
-		return 0;
-	}
-	for (int own = 0; own < 2; own++) {
-		const char *name = own ? "trapped" : "preload";
-		int ret;
+/*
+ * LU_ROUNDS rounds of every engine in turn, each a fifth of the time, so
+ * that a noisy moment of a shared machine hits them alike; the median
+ * round is reported. 1 when one failed.
+ */
+static int lu_user(const struct bench_ctx *ctx)
+{
+	struct bench_ctx sub = *ctx;
+	struct lu_result res[LU_NR][LU_ROUNDS], med;
+	double v[LU_NR][LU_ROUNDS], base = 0;
+	int nr = lu_nr_engines(ctx), ok[LU_NR] = {0}, failed = 0;
+	struct bench_stats st;
 
-		memset(&res, 0, sizeof(res));
-		ret = lu_spawn(ctx, own, &res);
-		if (ret) {
-			bench_report_error(ctx, "liburing", name, "child", ret);
-			failed = 1;
-			continue;
+	sub.seconds = ctx->seconds / LU_ROUNDS;
+	for (int r = 0; r < LU_ROUNDS; r++)
+		for (int e = 0; e < nr; e++) {
+			int ret = lu_round(&sub, e, &res[e][ok[e]]);
+
+			if (ret) {
+				if (r == 0)
+					bench_report_error(ctx, "liburing",
+							   lu_names[e], "loop",
+							   ret);
+				failed = 1;
+				continue;
+			}
+			v[e][ok[e]] = res[e][ok[e]].ops_per_sec;
+			ok[e]++;
 		}
-		lu_report(ctx, name, &res, base);
+	for (int e = 0; e < nr; e++) {
+		if (!ok[e])
+			continue;
+		bench_stats(v[e], (size_t)ok[e], &st);
+		/* the round nearest the median, for its trap count */
+		med = res[e][0];
+		for (int i = 1; i < ok[e]; i++)
+			if (fabs(res[e][i].ops_per_sec - st.p50) <
+			    fabs(med.ops_per_sec - st.p50))
+				med = res[e][i];
+		med.ops_per_sec = st.p50;
+		lu_report(ctx, lu_names[e], &med, e == LU_DIRECT ? 0 : base);
+		if (e == LU_DIRECT)
+			base = st.p50;
 	}
 	return failed;
-#else
-	(void)base;
-	if (!ctx->json)
-		printf("  liburing skipped: built without liburing\n");
-	return 0;
-#endif
 }
 
 static int lu_run(const struct bench_ctx *ctx)
 {
-	struct lu_result res = {0};
-	int ret, failed = 0;
+	int failed = 0;
 
 	if (!ctx->json)
-		printf("liburing: one io_uring_submit_and_wait per NOP\n");
+		printf("liburing: one io_uring_submit_and_wait per NOP "
+		       "(user side: median of %d interleaved rounds)\n",
+		       LU_ROUNDS);
 #ifdef HAVE_LIBURING
 	if (bench_ctx_has(ctx, &t_calls_kernel)) {
-		ret = lu_kernel(ctx, &res);
+		struct lu_result res = {0};
+		int ret = lu_kernel(ctx, &res);
+
 		if (ret && !bench_setup_error_is_skip(&t_calls_kernel, ret)) {
 			bench_report_error(ctx, "liburing", "kernel", "loop",
 					   ret);
@@ -287,15 +339,9 @@ static int lu_run(const struct bench_ctx *ctx)
 		}
 	}
 #endif
-	if (!bench_ctx_has(ctx, &t_calls_user))
-		return failed;
-	ret = lu_direct(ctx, &res);
-	if (ret) {
-		bench_report_error(ctx, "liburing", "libnowait", "loop", ret);
-		return 1;
-	}
-	lu_report(ctx, "libnowait", &res, 0);
-	return lu_children(ctx, res.ops_per_sec) | failed;
+	if (bench_ctx_has(ctx, &t_calls_user))
+		failed |= lu_user(ctx);
+	return failed;
 }
 
 const struct bench_workload bench_liburing = {
