@@ -20,6 +20,13 @@
  * was taken since, else onto the group's list, which selection prefers. The
  * program cannot tell (the head is private), bar the order of bids when
  * two attempts race.
+ *
+ * An incremental ring (IOU_PBUF_RING_INC) is never taken from at
+ * selection: the head entry is read, and at completion what the op moved
+ * is committed to the program's entries (addr and len advanced, the head
+ * moved past each entry used up), F_BUF_MORE reporting room left. Two
+ * attempts racing on one such ring read into the same part, as two
+ * io-wq attempts can in the kernel.
  */
 #include <errno.h>
 #include <limits.h>
@@ -33,6 +40,8 @@
 #define NW_KBUF_MAX_RW	    ((uint32_t)(INT_MAX & ~4095))
 #define NW_KBUF_USER_MAX    0x7fffffffefffULL /* access_ok: USER_PTR_MAX */
 #define NW_PBUF_MAX_ENTRIES 32768
+#define NW_PBUF_RING_INC    2U	 /* IOU_PBUF_RING_INC */
+#define NW_PEEK_MAX	    1024 /* UIO_MAXIOV: a bundle's most buffers */
 
 struct nw_kbuf_group {
 	struct nw_list bufs;  /* legacy buffers, or ring entries given back */
@@ -41,6 +50,8 @@ struct nw_kbuf_group {
 	uint16_t head;		      /* ring: next entry to take */
 	uint16_t mask;
 	uint16_t bgid;
+	bool inc;	   /* IOU_PBUF_RING_INC: entries consumed in parts */
+	uint32_t min_left; /* inc: a rest below this is used up */
 };
 
 struct nw_kbuf_chunk {
@@ -232,6 +243,8 @@ static int add_buffers(struct nw_kbuf_ctx *ctx, struct nw_kbuf_group *g,
 		b->bid = (uint16_t)(p->bid + i);
 		b->bgid = p->bgid;
 		b->ring = false;
+		b->inc = false;
+		b->nr = 1;
 		nw_list_add_tail(&b->node, &g->bufs);
 		g->nr_bufs++;
 		addr += p->len;
@@ -316,15 +329,19 @@ static int ring_mem_check(uint64_t addr, size_t size)
 	return ret ? -EFAULT : 0;
 }
 
+/* reg->pad is the flags word (io_uring_buf_reg.flags): flags_ok known. */
 static int buf_reg_copy(struct io_uring_buf_reg *reg, void *arg,
-			unsigned int nr_args)
+			unsigned int nr_args, unsigned int flags_ok)
 {
 	if (!arg || nr_args != 1)
 		return -EINVAL;
 	if (nw_copy_from_user(reg, arg, sizeof(*reg)))
 		return -EFAULT;
-	/* 6.1 knows no flags (IOU_PBUF_RING_MMAP came later): pad is 0. */
-	if (reg->pad || reg->resv[0] || reg->resv[1] || reg->resv[2])
+	if ((reg->pad & ~flags_ok) || (reg->resv[0] >> 32) || reg->resv[1] ||
+	    reg->resv[2])
+		return -EINVAL;
+	/* resv[0]'s low word is min_left (6.19's io_uring_buf_reg). */
+	if (!flags_ok && reg->resv[0])
 		return -EINVAL;
 	return 0;
 }
@@ -335,7 +352,7 @@ int nw_kbuf_register_ring(struct nw_ring *ring, void *arg, unsigned int nr_args)
 	struct io_uring_buf_reg reg;
 	struct nw_kbuf_group *g;
 	struct nw_kbuf_ctx *ctx;
-	int ret = buf_reg_copy(&reg, arg, nr_args);
+	int ret = buf_reg_copy(&reg, arg, nr_args, NW_PBUF_RING_INC);
 
 	if (ret)
 		return ret;
@@ -365,6 +382,8 @@ int nw_kbuf_register_ring(struct nw_ring *ring, void *arg, unsigned int nr_args)
 		g->br = (struct io_uring_buf_ring *)(uintptr_t)reg.ring_addr;
 		g->mask = (uint16_t)(reg.ring_entries - 1);
 		g->head = 0;
+		g->inc = reg.pad & NW_PBUF_RING_INC;
+		g->min_left = (uint32_t)reg.resv[0];
 	}
 	pthread_mutex_unlock(&ctx->lock);
 	return ret;
@@ -376,7 +395,7 @@ int nw_kbuf_unregister_ring(struct nw_ring *ring, void *arg,
 	struct io_uring_buf_reg reg;
 	struct nw_kbuf_group *g;
 	struct nw_kbuf_ctx *ctx;
-	int ret = buf_reg_copy(&reg, arg, nr_args);
+	int ret = buf_reg_copy(&reg, arg, nr_args, 0);
 
 	if (ret)
 		return ret;
@@ -443,26 +462,47 @@ void nw_kbuf_prep(struct nw_req *req, const struct io_uring_sqe *sqe,
 	req->buf_group = READ_ONCE(sqe->buf_group);
 }
 
-/* Take the entry at the ring's head, if the program published one. */
-static struct nw_kbuf *ring_take(struct nw_kbuf_ctx *ctx,
-				 struct nw_kbuf_group *g)
+static struct io_uring_buf *ring_entry(struct nw_kbuf_group *g, uint16_t pos)
 {
-	uint16_t tail = __atomic_load_n(&g->br->tail, __ATOMIC_ACQUIRE);
-	const struct io_uring_buf *e;
-	struct nw_kbuf *b;
+	return &g->br->bufs[pos & g->mask];
+}
 
-	if (tail == g->head)
-		return NULL;
-	b = kbuf_alloc(ctx);
+/* A record of the ring entry at pos. Called with ctx->lock held. */
+static struct nw_kbuf *ring_record(struct nw_kbuf_ctx *ctx,
+				   struct nw_kbuf_group *g, uint16_t pos)
+{
+	const struct io_uring_buf *e = ring_entry(g, pos);
+	struct nw_kbuf *b = kbuf_alloc(ctx);
+
 	if (!b)
 		return NULL;
-	e = &g->br->bufs[g->head & g->mask];
 	b->addr = READ_ONCE(e->addr);
 	b->len = READ_ONCE(e->len);
 	b->bid = READ_ONCE(e->bid);
 	b->bgid = g->bgid;
 	b->ring = true;
-	b->ring_pos = g->head++;
+	b->inc = g->inc;
+	b->nr = 1;
+	b->ring_pos = pos;
+	return b;
+}
+
+/*
+ * Take the entry at the ring's head, if the program published one. An
+ * incremental ring's head stays: the entry is consumed at completion by
+ * what the op moved (inc_commit), as the kernel commits it.
+ */
+static struct nw_kbuf *ring_take(struct nw_kbuf_ctx *ctx,
+				 struct nw_kbuf_group *g)
+{
+	uint16_t tail = __atomic_load_n(&g->br->tail, __ATOMIC_ACQUIRE);
+	struct nw_kbuf *b;
+
+	if (tail == g->head)
+		return NULL;
+	b = ring_record(ctx, g, g->head);
+	if (b && !g->inc)
+		g->head++;
 	return b;
 }
 
@@ -495,6 +535,35 @@ void *nw_kbuf_select(struct nw_req *req, size_t *len)
 	return (void *)(uintptr_t)b->addr;
 }
 
+/* Is b still of g's kind (not a group since unregistered and made anew)? */
+static bool group_same(const struct nw_kbuf_group *g, const struct nw_kbuf *b)
+{
+	return g && b->ring == (g->br != NULL) &&
+	       (!b->ring || b->inc == g->inc);
+}
+
+/*
+ * Give back the ring entries [pos, pos + nr) taken from a plain ring: the
+ * head goes back when nothing was taken since, else they go onto the
+ * group's list in ring order. Called with ctx->lock held.
+ */
+static void ring_give_back(struct nw_kbuf_ctx *ctx, struct nw_kbuf_group *g,
+			   uint16_t pos, uint16_t nr)
+{
+	if (!nr)
+		return;
+	if (g->head == (uint16_t)(pos + nr)) {
+		g->head = pos;
+		return;
+	}
+	for (uint16_t i = nr; i-- > 0;) {
+		struct nw_kbuf *r = ring_record(ctx, g, (uint16_t)(pos + i));
+
+		if (r)
+			list_add_front(&r->node, &g->bufs);
+	}
+}
+
 void nw_kbuf_recycle(struct nw_req *req)
 {
 	struct nw_kbuf_ctx *ctx = ctx_get(req->ring, false);
@@ -506,10 +575,11 @@ void nw_kbuf_recycle(struct nw_req *req)
 	req->kbuf = NULL;
 	pthread_mutex_lock(&ctx->lock);
 	g = group_get(ctx, b->bgid);
-	if (!g || b->ring != (g->br != NULL)) {
-		kbuf_free(ctx, b); /* its group is gone or changed kind */
-	} else if (b->ring && g->head == (uint16_t)(b->ring_pos + 1)) {
-		g->head--; /* nothing taken since: as if never taken */
+	if (!group_same(g, b) || b->inc) {
+		kbuf_free(ctx, b); /* gone, changed kind, or never taken */
+	} else if (b->ring &&
+		   (b->nr > 1 || g->head == (uint16_t)(b->ring_pos + 1))) {
+		ring_give_back(ctx, g, b->ring_pos, b->nr);
 		kbuf_free(ctx, b);
 	} else {
 		list_add_front(&b->node, &g->bufs);
@@ -519,22 +589,182 @@ void nw_kbuf_recycle(struct nw_req *req)
 	pthread_mutex_unlock(&ctx->lock);
 }
 
+/*
+ * io_kbuf_inc_commit: len bytes consumed from the head entry on, each
+ * entry's addr and len advanced in the program's ring, the head moved past
+ * each one used up. True when the last one still has room (F_BUF_MORE):
+ * always for nothing moved (EOF), and for an entry of length 0, which
+ * stops the walk. A rest below the ring's min_left is used up too.
+ * Called with ctx->lock held.
+ */
+static bool inc_commit(struct nw_kbuf_group *g, int len)
+{
+	if (len <= 0)
+		return true;
+	for (unsigned int i = 0; i <= NW_PBUF_MAX_ENTRIES; i++) {
+		struct io_uring_buf *e = ring_entry(g, g->head);
+		uint32_t blen = READ_ONCE(e->len);
+		uint32_t n = (uint32_t)len < blen ? (uint32_t)len : blen;
+
+		if (!n || (blen - n && blen - n >= g->min_left)) {
+			WRITE_ONCE(e->addr, READ_ONCE(e->addr) + n);
+			WRITE_ONCE(e->len, blen - n);
+			return true;
+		}
+		WRITE_ONCE(e->len, 0);
+		g->head++;
+		len -= (int)n;
+		if (!len)
+			break;
+	}
+	return false;
+}
+
+/* The CQE flags of b consumed by len bytes over its first used entries. */
+static unsigned int kbuf_commit(struct nw_req *req, struct nw_kbuf *b, int len,
+				unsigned int used)
+{
+	struct nw_kbuf_ctx *ctx = ctx_get(req->ring, false);
+	unsigned int cflags = IORING_CQE_F_BUFFER |
+			      ((unsigned int)b->bid << IORING_CQE_BUFFER_SHIFT);
+	struct nw_kbuf_group *g;
+
+	pthread_mutex_lock(&ctx->lock);
+	g = group_get(ctx, b->bgid);
+	if (b->ring && group_same(g, b)) {
+		if (b->inc && inc_commit(g, len))
+			cflags |= IORING_CQE_F_BUF_MORE;
+		else if (!b->inc && used < b->nr)
+			ring_give_back(ctx, g, (uint16_t)(b->ring_pos + used),
+				       (uint16_t)(b->nr - used));
+	}
+	kbuf_free(ctx, b);
+	pthread_mutex_unlock(&ctx->lock);
+	return cflags;
+}
+
 unsigned int nw_kbuf_put(struct nw_req *req)
 {
 	struct nw_kbuf *b = req->kbuf;
-	struct nw_kbuf_ctx *ctx;
-	unsigned int cflags;
 
 	if (!b)
 		return 0;
 	req->kbuf = NULL;
-	cflags = IORING_CQE_F_BUFFER |
-		 ((unsigned int)b->bid << IORING_CQE_BUFFER_SHIFT);
-	ctx = ctx_get(req->ring, false);
+	return kbuf_commit(req, b, req->res, 1);
+}
+
+unsigned int nw_kbuf_put_vec(struct nw_req *req, int len, unsigned int used)
+{
+	struct nw_kbuf *b = req->kbuf;
+
+	if (!b)
+		return 0;
+	req->kbuf = NULL;
+	return kbuf_commit(req, b, len, used ? used : 1);
+}
+
+void nw_kbuf_retire(struct nw_req *req)
+{
+	struct nw_kbuf *b = req->kbuf;
+
+	if (!b)
+		return;
+	req->kbuf = NULL;
+	kbuf_commit(req, b, (int)b->len, 1);
+}
+
+/*
+ * io_ring_buffers_peek: up to max_iov entries from the head, max_len bytes
+ * in all, the count also capped by how many of the head entry's size
+ * max_len needs. A plain ring's entry past the first that would be cut
+ * short is left (a cut first one keeps its ring len: only the iovec is
+ * short); an incremental ring's last one is cut. Taken as one record.
+ * Called with ctx->lock held; returns the count, 0 for none.
+ */
+static unsigned int ring_peek(struct nw_kbuf_ctx *ctx, struct nw_kbuf_group *g,
+			      struct iovec *iov, unsigned int max_iov,
+			      size_t max_len, bool *empty, struct nw_kbuf **out)
+{
+	uint16_t tail = __atomic_load_n(&g->br->tail, __ATOMIC_ACQUIRE);
+	unsigned int avail = (uint16_t)(tail - g->head), n = 0;
+	size_t left = max_len ? max_len : INT_MAX;
+	struct nw_kbuf *b;
+
+	avail = avail < max_iov ? avail : max_iov;
+	if (!avail)
+		return 0;
+	if (max_len) {
+		uint32_t flen = READ_ONCE(ring_entry(g, g->head)->len);
+		size_t needed;
+
+		if (!flen)
+			return 0;
+		needed = (max_len + flen - 1) / flen;
+		if (needed && avail > needed)
+			avail = (unsigned int)needed;
+	}
+	for (; n < avail && left; n++) {
+		const struct io_uring_buf *e =
+			ring_entry(g, (uint16_t)(g->head + n));
+		size_t len = READ_ONCE(e->len);
+
+		if (len > left) {
+			if (n && !g->inc)
+				break; /* not empty: that entry stays */
+			len = left;
+		}
+		iov[n].iov_base = (void *)(uintptr_t)READ_ONCE(e->addr);
+		iov[n].iov_len = len;
+		left -= len;
+	}
+	/* REQ_F_BL_EMPTY: every entry there is taken, max_len not reached. */
+	*empty = left && n == (uint16_t)(tail - g->head) &&
+		 (n == avail || n == max_iov);
+	b = ring_record(ctx, g, g->head);
+	if (!b)
+		return 0;
+	b->nr = (uint16_t)n;
+	if (!g->inc)
+		g->head = (uint16_t)(g->head + n);
+	*out = b;
+	return n;
+}
+
+unsigned int nw_kbuf_select_vec(struct nw_req *req, struct iovec *iov,
+				unsigned int max_iov, size_t max_len,
+				bool *empty)
+{
+	struct nw_kbuf_ctx *ctx = ctx_get(req->ring, false);
+	struct nw_kbuf_group *g;
+	struct nw_kbuf *b = NULL;
+	unsigned int n = 0;
+	bool list = false;
+	size_t len;
+	void *buf;
+
+	NW_BUG_ON(req->kbuf != NULL);
+	*empty = true;
+	if (!ctx)
+		return 0;
 	pthread_mutex_lock(&ctx->lock);
-	kbuf_free(ctx, b);
+	g = group_get(ctx, req->buf_group);
+	if (g && g->br && nw_list_empty(&g->bufs))
+		n = ring_peek(ctx, g, iov, max_iov, max_len, empty, &b);
+	else
+		list = g != NULL;
 	pthread_mutex_unlock(&ctx->lock);
-	return cflags;
+	if (!list) {
+		req->kbuf = b;
+		return n;
+	}
+	/* A list (provided buffers, entries given back): one buffer. */
+	buf = nw_kbuf_select(req, &len);
+	if (!buf)
+		return 0;
+	iov[0].iov_base = buf;
+	iov[0].iov_len = max_len && len > max_len ? max_len : len;
+	*empty = false;
+	return 1;
 }
 
 void nw_kbuf_free_all(struct nw_ring *ring)

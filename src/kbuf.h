@@ -7,6 +7,7 @@
 #ifndef NW_KBUF_H
 #define NW_KBUF_H
 
+#include <sys/uio.h>
 #include "internal.h"
 
 /* One buffer a request holds: a provided one, or a ring entry taken. */
@@ -17,7 +18,9 @@ struct nw_kbuf {
 	uint16_t bid;
 	uint16_t bgid;
 	uint16_t ring_pos; /* ring entries: the head it was taken at */
+	uint16_t nr;	   /* ring entries taken (more than 1: a bundle) */
 	bool ring;	   /* taken from a buffer ring */
+	bool inc;	   /* an IOU_PBUF_RING_INC ring's: consumed in parts */
 };
 
 int nw_provide_buffers_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
@@ -51,10 +54,29 @@ static inline bool nw_kbuf_wanted(const struct nw_req *req)
  * (the op fails with -ENOBUFS). Any thread.
  */
 void *nw_kbuf_select(struct nw_req *req, size_t *len);
+/*
+ * A bundle (IORING_RECVSEND_BUNDLE): take up to max_iov buffers of req's
+ * group at once, max_len bytes in all (0: no limit), into iov; returns how
+ * many (0: none, the op fails with -ENOBUFS), *empty set when they were
+ * all the group had. Held in req->kbuf as one record.
+ */
+unsigned int nw_kbuf_select_vec(struct nw_req *req, struct iovec *iov,
+				unsigned int max_iov, size_t max_len,
+				bool *empty);
 /* The attempt did not use the buffer: give it back, as if never taken. */
 void nw_kbuf_recycle(struct nw_req *req);
-/* The buffer is consumed: the CQE flags that report it (F_BUFFER|bid). */
+/*
+ * The buffer is consumed by req->res bytes: the CQE flags that report it
+ * (F_BUFFER|bid, and F_BUF_MORE while an incremental one has room left).
+ */
 unsigned int nw_kbuf_put(struct nw_req *req);
+/*
+ * A bundle consumed by len bytes over its first used buffers (the rest go
+ * back to the group): the CQE flags, the first buffer's id.
+ */
+unsigned int nw_kbuf_put_vec(struct nw_req *req, int len, unsigned int used);
+/* An incremental buffer's rest is too small for the op: consume all of it. */
+void nw_kbuf_retire(struct nw_req *req);
 /* Drop every group of the ring (ring teardown). */
 void nw_kbuf_free_all(struct nw_ring *ring);
 

@@ -695,6 +695,16 @@ static int recv_mshot_once(struct nw_req *req, struct nw_sr *sr)
 	char *buf = nw_kbuf_select(req, &len);
 	ssize_t n;
 
+	/*
+	 * An incremental buffer's rest too small for RECVMSG's header is used
+	 * up, and the next entry taken (the kernel's retire of the tail).
+	 */
+	if (buf && sr->vec && req->kbuf->inc &&
+	    req->kbuf->len < sizeof(struct io_uring_recvmsg_out) +
+				     sr->msg->namelen + sr->msg->controllen) {
+		nw_kbuf_retire(req);
+		buf = nw_kbuf_select(req, &len);
+	}
 	if (!buf)
 		return recv_mshot_nobufs(req, sr);
 	sr->done = 1; /* attempts made */
