@@ -59,7 +59,8 @@
 	 IORING_FEAT_FAST_POLL | IORING_FEAT_POLL_32BITS |         \
 	 IORING_FEAT_RW_CUR_POS | IORING_FEAT_RSRC_TAGS |          \
 	 IORING_FEAT_SQPOLL_NONFIXED | IORING_FEAT_REG_REG_RING |  \
-	 IORING_FEAT_MIN_TIMEOUT | IORING_FEAT_NO_IOWAIT)
+	 IORING_FEAT_MIN_TIMEOUT | IORING_FEAT_NO_IOWAIT |         \
+	 IORING_FEAT_RECVSEND_BUNDLE)
 
 /* The io_uring_enter flags the engine knows. */
 #define NW_ENTER_FLAGS                                           \

@@ -40,8 +40,8 @@
 #define NW_KBUF_MAX_RW	    ((uint32_t)(INT_MAX & ~4095))
 #define NW_KBUF_USER_MAX    0x7fffffffefffULL /* access_ok: USER_PTR_MAX */
 #define NW_PBUF_MAX_ENTRIES 32768
-#define NW_PBUF_RING_INC    2U	 /* IOU_PBUF_RING_INC */
-#define NW_PEEK_MAX	    1024 /* UIO_MAXIOV: a bundle's most buffers */
+#define NW_PBUF_RING_INC    2U	/* IOU_PBUF_RING_INC */
+#define NW_PEEK_MAX_IMPORT  256 /* the most a bundle's max_len asks for */
 
 struct nw_kbuf_group {
 	struct nw_list bufs;  /* legacy buffers, or ring entries given back */
@@ -683,7 +683,8 @@ void nw_kbuf_retire(struct nw_req *req)
  */
 static unsigned int ring_peek(struct nw_kbuf_ctx *ctx, struct nw_kbuf_group *g,
 			      struct iovec *iov, unsigned int max_iov,
-			      size_t max_len, bool *empty, struct nw_kbuf **out)
+			      size_t max_len, unsigned int *state,
+			      struct nw_kbuf **out)
 {
 	uint16_t tail = __atomic_load_n(&g->br->tail, __ATOMIC_ACQUIRE);
 	unsigned int avail = (uint16_t)(tail - g->head), n = 0;
@@ -700,6 +701,8 @@ static unsigned int ring_peek(struct nw_kbuf_ctx *ctx, struct nw_kbuf_group *g,
 		if (!flen)
 			return 0;
 		needed = (max_len + flen - 1) / flen;
+		if (needed > NW_PEEK_MAX_IMPORT)
+			needed = NW_PEEK_MAX_IMPORT;
 		if (needed && avail > needed)
 			avail = (unsigned int)needed;
 	}
@@ -709,6 +712,8 @@ static unsigned int ring_peek(struct nw_kbuf_ctx *ctx, struct nw_kbuf_group *g,
 		size_t len = READ_ONCE(e->len);
 
 		if (len > left) {
+			if (!g->inc)
+				*state |= NW_KBUF_PARTIAL;
 			if (n && !g->inc)
 				break; /* not empty: that entry stays */
 			len = left;
@@ -718,8 +723,8 @@ static unsigned int ring_peek(struct nw_kbuf_ctx *ctx, struct nw_kbuf_group *g,
 		left -= len;
 	}
 	/* REQ_F_BL_EMPTY: every entry there is taken, max_len not reached. */
-	*empty = left && n == (uint16_t)(tail - g->head) &&
-		 (n == avail || n == max_iov);
+	if (left && n == (uint16_t)(tail - g->head))
+		*state |= NW_KBUF_EMPTY;
 	b = ring_record(ctx, g, g->head);
 	if (!b)
 		return 0;
@@ -732,7 +737,7 @@ static unsigned int ring_peek(struct nw_kbuf_ctx *ctx, struct nw_kbuf_group *g,
 
 unsigned int nw_kbuf_select_vec(struct nw_req *req, struct iovec *iov,
 				unsigned int max_iov, size_t max_len,
-				bool *empty)
+				unsigned int *state)
 {
 	struct nw_kbuf_ctx *ctx = ctx_get(req->ring, false);
 	struct nw_kbuf_group *g;
@@ -743,14 +748,17 @@ unsigned int nw_kbuf_select_vec(struct nw_req *req, struct iovec *iov,
 	void *buf;
 
 	NW_BUG_ON(req->kbuf != NULL);
-	*empty = true;
+	*state = NW_KBUF_EMPTY | NW_KBUF_NOGROUP;
 	if (!ctx)
 		return 0;
 	pthread_mutex_lock(&ctx->lock);
 	g = group_get(ctx, req->buf_group);
-	if (g && g->br && nw_list_empty(&g->bufs))
-		n = ring_peek(ctx, g, iov, max_iov, max_len, empty, &b);
-	else
+	if (g)
+		*state = NW_KBUF_EMPTY;
+	if (g && g->br && nw_list_empty(&g->bufs)) {
+		*state = 0;
+		n = ring_peek(ctx, g, iov, max_iov, max_len, state, &b);
+	} else
 		list = g != NULL;
 	pthread_mutex_unlock(&ctx->lock);
 	if (!list) {
@@ -763,7 +771,7 @@ unsigned int nw_kbuf_select_vec(struct nw_req *req, struct iovec *iov,
 		return 0;
 	iov[0].iov_base = buf;
 	iov[0].iov_len = max_len && len > max_len ? max_len : len;
-	*empty = false;
+	*state = 0;
 	return 1;
 }
 

@@ -54,15 +54,19 @@ static inline bool nw_kbuf_wanted(const struct nw_req *req)
  * (the op fails with -ENOBUFS). Any thread.
  */
 void *nw_kbuf_select(struct nw_req *req, size_t *len);
+/* What nw_kbuf_select_vec tells of its take. */
+#define NW_KBUF_EMPTY	(1U << 0) /* all the group had (REQ_F_BL_EMPTY) */
+#define NW_KBUF_PARTIAL (1U << 1) /* max_len cut a plain ring's buffer */
+#define NW_KBUF_NOGROUP (1U << 2) /* no group of that id (-ENOENT) */
 /*
  * A bundle (IORING_RECVSEND_BUNDLE): take up to max_iov buffers of req's
  * group at once, max_len bytes in all (0: no limit), into iov; returns how
- * many (0: none, the op fails with -ENOBUFS), *empty set when they were
- * all the group had. Held in req->kbuf as one record.
+ * many (0: none, the op fails with -ENOBUFS), *state its NW_KBUF_* bits.
+ * Held in req->kbuf as one record.
  */
 unsigned int nw_kbuf_select_vec(struct nw_req *req, struct iovec *iov,
 				unsigned int max_iov, size_t max_len,
-				bool *empty);
+				unsigned int *state);
 /* The attempt did not use the buffer: give it back, as if never taken. */
 void nw_kbuf_recycle(struct nw_req *req);
 /*

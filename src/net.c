@@ -22,6 +22,12 @@
  * readiness (poll.c nw_poll_arm_mshot); each wakeup receives on the
  * submit side while data is there, one CQE with IORING_CQE_F_MORE and a
  * buffer per chunk, until EOF, an error or -ENOBUFS ends it.
+ *
+ * Bundles (IORING_RECVSEND_BUNDLE, with provided buffers): a RECV takes
+ * several ring buffers for one readv (their selection and the rounds
+ * after the first are netbuf.c's). A SEND with provided buffers takes
+ * them at the first attempt and consumes them there, as the kernel
+ * commits them; one CQE for what one selection took.
  */
 #include <errno.h>
 #include <limits.h>
@@ -31,50 +37,10 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
-#include "net.h"
+#include "net-int.h"
 #include "complete.h"
 #include "poll.h"
 #include "kbuf.h"
-
-/* sqe->ioprio flags of send/recv (the 6.1 header lacks some). */
-#define NW_RECVSEND_POLL_FIRST (1U << 0)
-#define NW_RECV_MULTISHOT      (1U << 1)
-#define NW_RECVSEND_BUNDLE     (1U << 4)
-#define NW_SEND_VECTORIZED     (1U << 5)
-#define NW_SEND_FLAGS \
-	(NW_RECVSEND_POLL_FIRST | NW_RECVSEND_BUNDLE | NW_SEND_VECTORIZED)
-#define NW_RECV_FLAGS \
-	(NW_RECVSEND_POLL_FIRST | NW_RECV_MULTISHOT | NW_RECVSEND_BUNDLE)
-
-#define NW_MAX_RW_COUNT ((size_t)(INT_MAX & ~4095))
-#define NW_UIO_MAXIOV	1024
-/* Above any user address (57-bit paging included): access_ok fails. */
-#define NW_USER_TOP	0x00fffffffffff000ULL
-
-/* The msghdr forms and SEND to an address: req->async. */
-struct nw_msg {
-	struct msghdr hdr;   /* what the call gets */
-	struct msghdr *umsg; /* RECVMSG: the program's, for the write-back */
-	socklen_t namelen;   /* as prepared: each call overwrites hdr's */
-	size_t controllen;   /* likewise */
-	struct sockaddr_storage addr; /* the copied destination (sends) */
-	struct iovec iov[];	      /* the copied iovec array */
-};
-
-struct nw_sr {
-	struct iovec *iov; /* iovecs left: fast_iov or msg->iov */
-	struct nw_msg *msg;
-	struct iovec fast_iov;
-	size_t done;  /* bytes transferred so far (MSG_WAITALL) */
-	size_t total; /* bytes asked for */
-	unsigned int nr_iov;
-	int msg_flags;	/* the program's, plus MSG_NOSIGNAL for sends */
-	uint16_t flags; /* IORING_RECVSEND_* (sqe->ioprio) */
-	bool send;
-	bool vec;	  /* use sendmsg/recvmsg with msg->hdr */
-	int8_t sock_type; /* SO_TYPE, 0 until learnt, -1 unknown */
-};
-_Static_assert(sizeof(struct nw_sr) <= NW_REQ_CMD_SIZE, "nw_sr too big");
 
 static bool user_range_ok(const void *p, size_t len)
 {
@@ -236,6 +202,7 @@ static int buf_prep(struct nw_sr *sr, const struct io_uring_sqe *sqe)
 
 int nw_send_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 {
+	bool select = req->sqe_flags & IOSQE_BUFFER_SELECT;
 	struct nw_sr *sr = nw_req_cmd(req, struct nw_sr);
 	const void *dest = (void *)(uintptr_t)READ_ONCE(sqe->addr2);
 	unsigned int len = READ_ONCE(sqe->len);
@@ -246,16 +213,25 @@ int nw_send_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 	if (sr->flags & ~NW_SEND_FLAGS)
 		return -EINVAL;
 	if (sr->flags & NW_RECVSEND_BUNDLE)
-		return -EINVAL; /* needs provided buffers */
+		sr->msg_flags |= MSG_WAITALL;
+	if (select && (sr->flags & NW_SEND_VECTORIZED))
+		return -EINVAL;
 	if (READ_ONCE(sqe->__pad3[0]))
 		return -EINVAL;
-	if (!dest && !(sr->flags & NW_SEND_VECTORIZED))
+	if (!dest && !(sr->flags & NW_SEND_VECTORIZED) && !select)
 		return buf_prep(sr, sqe);
 	if ((sr->flags & NW_SEND_VECTORIZED) && len > NW_UIO_MAXIOV)
 		return -EINVAL;
-	m = msg_alloc(req, sr, (sr->flags & NW_SEND_VECTORIZED) ? len : 0);
+	m = msg_alloc(req, sr,
+		      select				 ? nw_sr_bundle_iovs(sr)
+		      : (sr->flags & NW_SEND_VECTORIZED) ? len
+							 : 0);
 	if (!m)
 		return -ENOMEM;
+	if (select) {
+		nw_kbuf_prep(req, sqe, len);
+		m->bundle = true;
+	}
 	if (dest) {
 		ret = nw_addr_copy(&m->addr, dest, READ_ONCE(sqe->addr_len));
 		if (ret)
@@ -263,6 +239,8 @@ int nw_send_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 		m->hdr.msg_name = &m->addr;
 		m->namelen = READ_ONCE(sqe->addr_len);
 	}
+	if (select)
+		return 0; /* the buffers come at issue */
 	if (!(sr->flags & NW_SEND_VECTORIZED))
 		return buf_prep(sr, sqe);
 	sr->vec = true;
@@ -294,16 +272,18 @@ static int recv_prep_common(struct nw_req *req, struct nw_sr *sr,
 		return -EINVAL;
 	if (sr->flags & ~NW_RECV_FLAGS)
 		return -EINVAL;
-	if (READ_ONCE(sqe->file_index)) /* optlen */
-		return -EINVAL;
 	/*
 	 * Multishot: every receive takes a provided buffer (sqe->len caps
-	 * each, as since 6.10; 6.1 wanted 0).
+	 * each, as since 6.10; 6.1 wanted 0); RECV's optlen caps the bytes
+	 * of all its CQEs.
 	 */
 	if ((sr->flags & NW_RECV_MULTISHOT) &&
 	    (!select || (sr->msg_flags & MSG_WAITALL)))
 		return -EINVAL;
-	if (sr->flags & NW_RECVSEND_BUNDLE)
+	if (READ_ONCE(sqe->file_index) && /* optlen */
+	    (!(sr->flags & NW_RECV_MULTISHOT) || req->opcode != IORING_OP_RECV))
+		return -EINVAL;
+	if ((sr->flags & NW_RECVSEND_BUNDLE) && req->opcode != IORING_OP_RECV)
 		return -EINVAL;
 	if (select)
 		nw_kbuf_prep(req, sqe, READ_ONCE(sqe->len));
@@ -317,11 +297,19 @@ int nw_recv_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 
 	if (ret)
 		return ret;
-	if (req->sqe_flags & IOSQE_BUFFER_SELECT) {
-		sr->total = 0; /* the buffer comes at issue */
-		return 0;
+	if (!(req->sqe_flags & IOSQE_BUFFER_SELECT))
+		return buf_prep(sr, sqe);
+	sr->total = 0; /* the buffer comes at issue */
+	if ((sr->flags & NW_RECVSEND_BUNDLE) || READ_ONCE(sqe->file_index)) {
+		/* Bundles without provided buffers are plain receives. */
+		struct nw_msg *m = msg_alloc(req, sr, nw_sr_bundle_iovs(sr));
+
+		if (!m)
+			return -ENOMEM;
+		m->bundle = sr->flags & NW_RECVSEND_BUNDLE;
+		m->mshot_left = READ_ONCE(sqe->file_index);
 	}
-	return buf_prep(sr, sqe);
+	return 0;
 }
 
 int nw_recvmsg_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
@@ -409,28 +397,6 @@ static ssize_t sr_call(struct nw_req *req, struct nw_sr *sr, int flags,
 }
 
 /*
- * io_net_retry: is a short MSG_WAITALL transfer continued? The socket type
- * is learnt once per fd (poll.c's cache), not once per request.
- */
-static bool sr_stream(struct nw_req *req, struct nw_sr *sr)
-{
-	if (!sr->sock_type)
-		sr->sock_type = (int8_t)nw_fd_sock_type(req->ring, req->fd);
-	if (!sr->sock_type) {
-		int type;
-		socklen_t len = sizeof(type);
-
-		sr->sock_type =
-			getsockopt(req->fd, SOL_SOCKET, SO_TYPE, &type, &len)
-				? -1
-				: (int8_t)type;
-		if (sr->sock_type > 0)
-			nw_fd_set_sock_type(req->ring, req->fd, sr->sock_type);
-	}
-	return sr->sock_type == SOCK_STREAM || sr->sock_type == SOCK_SEQPACKET;
-}
-
-/*
  * IORING_CQE_F_SOCK_NONEMPTY: the kernel reports data left queued on a
  * stream socket (msg_inq). Asked only when the receive filled the buffer;
  * a short one emptied the queue. An empty queue also tells the readiness
@@ -440,7 +406,7 @@ static void sr_nonempty(struct nw_req *req, struct nw_sr *sr)
 {
 	int inq = 0;
 
-	if (ioctl(req->fd, FIONREAD, &inq) || !sr_stream(req, sr) ||
+	if (ioctl(req->fd, FIONREAD, &inq) || !nw_sr_stream(req, sr) ||
 	    sr->sock_type != SOCK_STREAM)
 		return;
 	if (inq > 0)
@@ -482,7 +448,7 @@ static int sr_account(struct nw_req *req, struct nw_sr *sr, ssize_t n,
 	if (!sr->send && sr->msg && sr->msg->controllen)
 		waitall = false;
 	fail = n < 0 || (waitall && (size_t)n < left);
-	if (fail && n > 0 && sr_stream(req, sr)) {
+	if (fail && n > 0 && nw_sr_stream(req, sr)) {
 		sr_advance(sr, (size_t)n);
 		if (sr->msg) { /* control data goes with the first part only */
 			sr->msg->hdr.msg_control = NULL;
@@ -553,17 +519,6 @@ static int sr_issue(struct nw_req *req, struct nw_sr *sr,
 	return sr_account(req, sr, n, oflags, false);
 }
 
-/* The kernel finds a non-socket (or a bad fd) before it looks for buffers. */
-static int sock_check(struct nw_req *req)
-{
-	socklen_t len = sizeof(int);
-	int type;
-
-	return getsockopt(req->fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0
-		       ? -errno
-		       : 0;
-}
-
 /* Take a provided buffer for the next receive: 0 or -ENOBUFS. */
 static int sr_select(struct nw_req *req, struct nw_sr *sr)
 {
@@ -572,7 +527,7 @@ static int sr_select(struct nw_req *req, struct nw_sr *sr)
 	int ret;
 
 	if (!buf) {
-		ret = sock_check(req);
+		ret = nw_sr_sock_check(req);
 		return ret ? ret : -ENOBUFS;
 	}
 	sr->fast_iov.iov_base = buf;
@@ -582,6 +537,33 @@ static int sr_select(struct nw_req *req, struct nw_sr *sr)
 	sr->total = len;
 	sr->done = 0;
 	return 0;
+}
+
+/*
+ * SEND with provided buffers (a bundle, or one buffer): taken at the first
+ * attempt and consumed there, as the kernel commits them at selection, so
+ * a send that waits keeps them; every CQE of it reports them.
+ */
+static int send_issue_select(struct nw_req *req, struct nw_sr *sr,
+			     unsigned int issue_flags)
+{
+	struct nw_msg *m = sr->msg;
+	int ret;
+
+	if ((issue_flags & NW_ISSUE_F_NONBLOCK) &&
+	    (sr->flags & NW_RECVSEND_POLL_FIRST) && !req->poll_arms)
+		return sr_wouldblock(req, sr);
+	if (!m->buf_cflags) {
+		ret = nw_sr_select_vec(req, sr, req->buf_len);
+		if (ret)
+			return ret;
+		m->buf_cflags =
+			nw_kbuf_put_vec(req, (int)sr->total, sr->nr_iov);
+	}
+	ret = sr_issue(req, sr, issue_flags);
+	if (ret == NW_COMPLETE)
+		req->cflags |= m->buf_cflags;
+	return ret;
 }
 
 /*
@@ -599,14 +581,21 @@ static int sr_issue_select(struct nw_req *req, struct nw_sr *sr,
 	    (sr->flags & NW_RECVSEND_POLL_FIRST) && !req->poll_arms)
 		return sr_wouldblock(req, sr);
 	if (!req->kbuf) {
-		ret = sr_select(req, sr);
+		ret = sr->msg && sr->msg->bundle
+			      ? nw_sr_select_vec(req, sr,
+						 nw_bundle_size(req, sr->msg))
+			      : sr_select(req, sr);
 		if (ret)
 			return ret;
 	}
 	ret = sr_issue(req, sr, issue_flags);
-	if (ret == NW_COMPLETE && req->res > 0)
-		req->cflags |= nw_kbuf_put(req);
-	else if (ret != NW_QUEUED && !sr->done)
+	if (ret == NW_COMPLETE && req->res > 0) {
+		bool filled = (size_t)req->res == sr->total;
+
+		req->cflags |= nw_sr_put(req, sr);
+		if (sr->msg && sr->msg->bundle)
+			req->res = nw_bundle_more(req, sr, req->res, filled);
+	} else if (ret != NW_QUEUED && !sr->done)
 		nw_kbuf_recycle(req);
 	return ret;
 }
@@ -672,7 +661,7 @@ static int recv_mshot_nobufs(struct nw_req *req, struct nw_sr *sr)
 {
 	char c;
 
-	req->res = sock_check(req);
+	req->res = nw_sr_sock_check(req);
 	if (req->res)
 		return MSHOT_DONE;
 	if (sr->done && recv(req->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) < 0 &&
@@ -680,6 +669,68 @@ static int recv_mshot_nobufs(struct nw_req *req, struct nw_sr *sr)
 		return MSHOT_WAIT;
 	req->res = -ENOBUFS;
 	return MSHOT_DONE;
+}
+
+/*
+ * Post a multishot receive's chunk of n bytes (req->res and req->cflags
+ * set) with F_MORE, unless last, a full CQ (no overflow) or optlen's limit
+ * reached make it the final CQE (MSHOT_DONE).
+ */
+static int mshot_post(struct nw_req *req, struct nw_sr *sr, ssize_t n,
+		      bool last)
+{
+	struct nw_msg *m = sr->msg;
+
+	if (m && m->mshot_left) {
+		m->mshot_left -=
+			(size_t)n < m->mshot_left ? (uint32_t)n : m->mshot_left;
+		if (!m->mshot_left)
+			last = true;
+	}
+	if (last || nw_cq_full(req->ring))
+		return MSHOT_DONE;
+	req->cflags |= IORING_CQE_F_MORE;
+	nw_cq_add(req->ring, req, (int)n);
+	req->cflags = 0;
+	/*
+	 * On until EAGAIN, even after a short read: the edge that woke us
+	 * may also have carried EOF or more, and no new edge would come.
+	 */
+	return MSHOT_MORE;
+}
+
+/*
+ * A multishot bundle's receive: the buffers it takes, one readv over
+ * them, one CQE with the first one's id. A bundle that took all the
+ * group had ends it (the kernel's REQ_F_BL_EMPTY).
+ */
+static int recv_mshot_bundle(struct nw_req *req, struct nw_sr *sr)
+{
+	struct msghdr h = {0};
+	int ret = nw_sr_select_vec(req, sr, nw_bundle_size(req, sr->msg));
+	ssize_t n;
+
+	if (ret == -ENOBUFS)
+		return recv_mshot_nobufs(req, sr);
+	if (ret) {
+		req->res = ret;
+		return MSHOT_DONE;
+	}
+	sr->done = 1; /* attempts made */
+	h.msg_iov = sr->iov;
+	h.msg_iovlen = sr->nr_iov;
+	n = recvmsg(req->fd, &h, sr->msg_flags | MSG_DONTWAIT);
+	n = n < 0 ? -errno : n;
+	if (n <= 0) {
+		nw_kbuf_recycle(req);
+		req->res = (int)n;
+		return n == -EAGAIN ? MSHOT_WAIT : MSHOT_DONE;
+	}
+	req->cflags =
+		nw_kbuf_put_vec(req, (int)n, nw_bundle_used(sr, (size_t)n));
+	n = nw_bundle_more(req, sr, (int)n, (size_t)n == sr->total);
+	req->res = (int)n;
+	return mshot_post(req, sr, n, sr->msg->bl_state & NW_KBUF_EMPTY);
 }
 
 /*
@@ -692,8 +743,14 @@ static int recv_mshot_once(struct nw_req *req, struct nw_sr *sr)
 {
 	bool eof = false;
 	size_t len;
-	char *buf = nw_kbuf_select(req, &len);
+	char *buf;
 	ssize_t n;
+
+	if (sr->msg && sr->msg->bundle)
+		return recv_mshot_bundle(req, sr);
+	buf = nw_kbuf_select(req, &len);
+	if (buf && sr->msg && sr->msg->mshot_left && len > sr->msg->mshot_left)
+		len = sr->msg->mshot_left;
 
 	/*
 	 * An incremental buffer's rest too small for RECVMSG's header is used
@@ -724,17 +781,8 @@ static int recv_mshot_once(struct nw_req *req, struct nw_sr *sr)
 	req->cflags = nw_kbuf_put(req);
 	if (!sr->vec && (size_t)n == len)
 		sr_nonempty(req, sr);
-	/* RECVMSG's EOF has its header; a full CQ ends it (no overflow). */
-	if (eof || nw_cq_full(req->ring))
-		return MSHOT_DONE;
-	req->cflags |= IORING_CQE_F_MORE;
-	nw_cq_add(req->ring, req, (int)n);
-	req->cflags = 0;
-	/*
-	 * On until EAGAIN, even after a short read: the edge that woke us
-	 * may also have carried EOF or more, and no new edge would come.
-	 */
-	return MSHOT_MORE;
+	/* RECVMSG's EOF has its header. */
+	return mshot_post(req, sr, n, eof);
 }
 
 /*
@@ -753,7 +801,7 @@ static int recv_mshot_arm(struct nw_req *req)
 	ret = nw_poll_arm_mshot(req, NW_POLLIN);
 	if (!ret)
 		return NW_QUEUED;
-	ret = sock_check(req);
+	ret = nw_sr_sock_check(req);
 	return ret ? ret : -ENOMEM;
 }
 
@@ -770,6 +818,10 @@ static int recv_mshot_issue(struct nw_req *req, struct nw_sr *sr,
 			return NW_QUEUED;
 		if (r == MSHOT_DONE)
 			return req->res < 0 ? req->res : NW_COMPLETE;
+		/* A bundle that got sqe->len is capped: the others go first. */
+		if (sr->msg && sr->msg->bundle && req->buf_len &&
+		    (size_t)req->res >= req->buf_len)
+			break;
 	}
 	nw_poll_mshot_requeue(req); /* more there: after the others */
 	return NW_QUEUED;
@@ -782,6 +834,7 @@ int nw_sr_issue(struct nw_req *req, unsigned int issue_flags)
 	if (unlikely(!sr->send && (sr->flags & NW_RECV_MULTISHOT)))
 		return recv_mshot_issue(req, sr, issue_flags);
 	if (unlikely(req->sqe_flags & IOSQE_BUFFER_SELECT))
-		return sr_issue_select(req, sr, issue_flags);
+		return sr->send ? send_issue_select(req, sr, issue_flags)
+				: sr_issue_select(req, sr, issue_flags);
 	return sr_issue(req, sr, issue_flags);
 }

@@ -228,6 +228,7 @@ const struct nw_issue_def nw_issue_defs[NW_OP_TABLE_SIZE]
 	[IORING_OP_SEND] = {
 		.needs_file	= 1,
 		.pollout	= 1,
+		.buffer_select	= 1,
 		.unbound_nonreg_file = 1,
 		.ioprio		= 1,
 		.prep		= nw_send_prep,

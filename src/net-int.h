@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What net.c and netbuf.c share: private to the two, and only they
+ * include this header. net.c has SEND, RECV, SENDMSG and RECVMSG; netbuf.c
+ * the provided-buffer side of bundles (several buffers per call) and the
+ * socket facts both need, which net.c calls (never the other way).
+ */
+#ifndef NW_NET_INT_H
+#define NW_NET_INT_H
+
+#include <limits.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include "net.h"
+
+/* sqe->ioprio flags of send/recv (the 6.1 header lacks some). */
+#define NW_RECVSEND_POLL_FIRST (1U << 0)
+#define NW_RECV_MULTISHOT      (1U << 1)
+#define NW_RECVSEND_BUNDLE     (1U << 4)
+#define NW_SEND_VECTORIZED     (1U << 5)
+#define NW_SEND_FLAGS \
+	(NW_RECVSEND_POLL_FIRST | NW_RECVSEND_BUNDLE | NW_SEND_VECTORIZED)
+#define NW_RECV_FLAGS \
+	(NW_RECVSEND_POLL_FIRST | NW_RECV_MULTISHOT | NW_RECVSEND_BUNDLE)
+
+#define NW_MAX_RW_COUNT ((size_t)(INT_MAX & ~4095))
+#define NW_UIO_MAXIOV	1024
+#define NW_BUNDLE_IOV	NW_UIO_MAXIOV /* a bundle's most buffers */
+/* Above any user address (57-bit paging included): access_ok fails. */
+#define NW_USER_TOP	0x00fffffffffff000ULL
+
+/* The msghdr forms and SEND to an address: req->async. */
+struct nw_msg {
+	struct msghdr hdr;   /* what the call gets */
+	struct msghdr *umsg; /* RECVMSG: the program's, for the write-back */
+	socklen_t namelen;   /* as prepared: each call overwrites hdr's */
+	size_t controllen;   /* likewise */
+	struct sockaddr_storage addr; /* the copied destination (sends) */
+	uint32_t buf_cflags; /* a send's buffers, consumed at selection */
+	uint32_t mshot_left; /* multishot RECV's byte limit (optlen) left */
+	uint32_t inq;	     /* a bundle's last msg_inq: the next one's size */
+	unsigned int bl_state; /* NW_KBUF_* of the last bundle taken */
+	bool bundle;	       /* IORING_RECVSEND_BUNDLE: iov[] holds buffers */
+	struct iovec iov[];    /* the copied iovec array */
+};
+
+struct nw_sr {
+	struct iovec *iov; /* iovecs left: fast_iov or msg->iov */
+	struct nw_msg *msg;
+	struct iovec fast_iov;
+	size_t done;  /* bytes transferred so far (MSG_WAITALL) */
+	size_t total; /* bytes asked for */
+	unsigned int nr_iov;
+	int msg_flags;	/* the program's, plus MSG_NOSIGNAL for sends */
+	uint16_t flags; /* IORING_RECVSEND_* (sqe->ioprio) */
+	bool send;
+	bool vec;	  /* use sendmsg/recvmsg with msg->hdr */
+	int8_t sock_type; /* SO_TYPE, 0 until learnt, -1 unknown */
+};
+_Static_assert(sizeof(struct nw_sr) <= NW_REQ_CMD_SIZE, "nw_sr too big");
+
+/* A send or receive of provided buffers: how many one selection may take. */
+static inline size_t nw_sr_bundle_iovs(const struct nw_sr *sr)
+{
+	return (sr->flags & NW_RECVSEND_BUNDLE) ? NW_BUNDLE_IOV : 1;
+}
+
+/* netbuf.c: the socket's facts, for both. */
+/* io_net_retry: is sr's socket a stream or seqpacket one (learnt once)? */
+bool nw_sr_stream(struct nw_req *req, struct nw_sr *sr);
+/* -errno for a bad fd or a non-socket, found before buffers; else 0. */
+int nw_sr_sock_check(struct nw_req *req);
+
+/* netbuf.c: bundles. */
+/*
+ * Take provided buffers for req (a bundle, or SEND's one), max bytes in
+ * all (0: one buffer for a receive): sr's iovecs point at them. 0 or
+ * -errno (-ENOBUFS: none; -ENOENT: no such group, as for a bundle).
+ */
+int nw_sr_select_vec(struct nw_req *req, struct nw_sr *sr, size_t max);
+/* io_bundle_nbufs: the buffers used, last the final call's bytes. */
+unsigned int nw_bundle_used(const struct nw_sr *sr, size_t last);
+/* The CQE flags of a receive's buffers, consumed by req->res bytes. */
+unsigned int nw_sr_put(struct nw_req *req, struct nw_sr *sr);
+/* A receive bundle's size: sqe->len, or what the last one left queued. */
+size_t nw_bundle_size(const struct nw_req *req, const struct nw_msg *m);
+/*
+ * After a bundle receive of res bytes (filled: it used all its buffers),
+ * further rounds into the same CQE; returns the bytes in all.
+ */
+int nw_bundle_more(struct nw_req *req, struct nw_sr *sr, int res, bool filled);
+
+#endif
