@@ -131,13 +131,23 @@ size_t nw_bundle_size(const struct nw_req *req, const struct nw_msg *m)
  * round filled its buffers, more is queued, and neither did the group run
  * dry, nor was a buffer cut, nor (multishot) sqe->len reached, take
  * buffers for what is queued and receive again into the same CQE: its
- * buffer flags stay the first round's, SOCK_NONEMPTY is the last's.
+ * buffer id stays the first round's, BUF_MORE and SOCK_NONEMPTY are the
+ * last's.
  * Returns the bytes in all.
  */
+/* A further round's size: what is queued, within optlen's limit left. */
+static size_t bundle_round_max(const struct nw_msg *m, int res)
+{
+	size_t left = m->mshot_left ? m->mshot_left - (size_t)res : 0;
+
+	return left && left < m->inq ? left : m->inq;
+}
+
 int nw_bundle_more(struct nw_req *req, struct nw_sr *sr, int res, bool filled)
 {
 	struct nw_msg *m = sr->msg;
 	bool mshot = sr->flags & NW_RECV_MULTISHOT;
+	unsigned int more;
 
 	for (int i = 0; i < NW_BUNDLE_ROUNDS; i++) {
 		struct msghdr h = {0};
@@ -147,7 +157,8 @@ int nw_bundle_more(struct nw_req *req, struct nw_sr *sr, int res, bool filled)
 		if (!filled || m->inq <= 1 ||
 		    (m->bl_state & (NW_KBUF_EMPTY | NW_KBUF_PARTIAL)) ||
 		    (mshot && req->buf_len && (size_t)res >= req->buf_len) ||
-		    nw_sr_select_vec(req, sr, m->inq))
+		    (m->mshot_left && (size_t)res >= m->mshot_left) ||
+		    nw_sr_select_vec(req, sr, bundle_round_max(m, res)))
 			break;
 		h.msg_iov = sr->iov;
 		h.msg_iovlen = sr->nr_iov;
@@ -156,7 +167,10 @@ int nw_bundle_more(struct nw_req *req, struct nw_sr *sr, int res, bool filled)
 			nw_kbuf_recycle(req);
 			break;
 		}
-		nw_kbuf_put_vec(req, (int)n, nw_bundle_used(sr, (size_t)n));
+		more = nw_kbuf_put_vec(req, (int)n,
+				       nw_bundle_used(sr, (size_t)n)) &
+		       IORING_CQE_F_BUF_MORE;
+		req->cflags = (req->cflags & ~IORING_CQE_F_BUF_MORE) | more;
 		res += (int)n;
 		filled = (size_t)n == sr->total;
 	}

@@ -5,8 +5,11 @@
  * and IORING_CQE_F_BUF_MORE while it has room left, and the ring entry's
  * addr and len advance by what each op moved. READ on a pipe (EOF
  * included), RECV on a socket (a part that uses a buffer up moves the
- * head: PBUF_STATUS), multishot RECV, and the registration's flags.
+ * head: PBUF_STATUS), multishot RECV, a RECV bundle over TCP and AF_UNIX,
+ * and the registration's flags.
  */
+#include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -200,6 +203,55 @@ static void test_recv_mshot(struct t_ring *r)
 	unreg_ring(r);
 }
 
+/*
+ * A RECV bundle on an incremental ring: one buffer first (the size is not
+ * known), then a round for what is left, cut to it; the CQE keeps the
+ * first buffer's id and flags.
+ */
+static void test_recv_bundle(struct t_ring *r, int domain)
+{
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe cqe;
+	char data[100];
+	int s[2];
+
+	if (domain == AF_UNIX)
+		T_ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, s), 0);
+	else
+		t_tcp_pair(s);
+	T_ASSERT_EQ(reg_ring(r, INC), 0);
+	memset(mem, 0, sizeof(mem));
+	for (int i = 0; i < 100; i++)
+		data[i] = (char)(i + 1);
+	add_buf(mem[0], 64, 1);
+	add_buf(mem[1], 64, 2);
+	T_ASSERT_EQ(send(s[0], data, 100, 0), 100);
+	for (int i = 0; i < 1000; i++) {
+		int q = 0;
+
+		T_ASSERT_EQ(ioctl(s[1], FIONREAD, &q), 0);
+		if (q >= 100)
+			break;
+		poll(NULL, 0, 1);
+	}
+	sqe = sel(r, IORING_OP_RECV, s[1], 0, 1);
+	sqe->ioprio = 1U << 4; /* IORING_RECVSEND_BUNDLE */
+	T_ASSERT_EQ(t_submit(r), 1);
+	T_ASSERT_EQ(t_wait_cqe(r, &cqe), 0);
+	T_ASSERT_EQ(cqe.res, 100);
+	/* BUF_MORE is the last round's: bid 2 has room left. */
+	T_ASSERT_EQ(cqe.flags & (F_BUF | F_BMORE), F_BUF | F_BMORE);
+	T_ASSERT_EQ(BID(cqe.flags), 1);
+	T_ASSERT_EQ(memcmp(mem[0], data, 64), 0);
+	T_ASSERT_EQ(memcmp(mem[1], data + 64, 36), 0);
+	T_ASSERT_EQ(ring_head(r), 1);
+	T_ASSERT_EQ(br->bufs[1].addr, (uintptr_t)mem[1] + 36);
+	T_ASSERT_EQ(br->bufs[1].len, 28);
+	close(s[0]);
+	close(s[1]);
+	unreg_ring(r);
+}
+
 int main(void)
 {
 	struct t_ring r;
@@ -214,6 +266,8 @@ int main(void)
 	test_read_pipe(&r);
 	test_recv(&r);
 	test_recv_mshot(&r);
+	test_recv_bundle(&r, AF_INET);
+	test_recv_bundle(&r, AF_UNIX);
 	t_ring_exit(&r);
 	return T_EXIT_PASS;
 }
