@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Provided buffers: groups of buffers the program hands to the ring, from
- * which READ, READV, RECV and RECVMSG with IOSQE_BUFFER_SELECT pick one at
- * issue time and report it in the CQE (IORING_CQE_F_BUFFER | bid << 16).
+ * which READ, READV, RECV, RECVMSG and SEND with IOSQE_BUFFER_SELECT pick
+ * one at issue time and report it in the CQE (IORING_CQE_F_BUFFER | bid <<
+ * 16); a bundle (IORING_RECVSEND_BUNDLE) takes several ring entries at
+ * once as one record (nw_kbuf_select_vec), the unused ones given back.
  * A group is either "legacy" (PROVIDE_BUFFERS / REMOVE_BUFFERS: a list,
  * taken from the front, given back to the front) or a buffer ring
  * (IORING_REGISTER_PBUF_RING: struct io_uring_buf_ring in program memory;
