@@ -171,6 +171,17 @@ struct nw_napi_register {
 #define NW_OP_WRITEV_FIXED     61
 #define NW_OP_PIPE	       62
 
+/*
+ * Buffer rings the ring allocates (6.4): IORING_REGISTER_PBUF_RING's flag
+ * (an enum constant in newer headers) and the offset the program maps
+ * one at, IORING_OFF_PBUF_RING | bgid << IORING_OFF_PBUF_SHIFT.
+ */
+#define NW_PBUF_RING_MMAP 1U
+#ifndef IORING_OFF_PBUF_RING
+#define IORING_OFF_PBUF_RING  0x80000000ULL
+#define IORING_OFF_PBUF_SHIFT 16
+#endif
+
 /* IORING_OP_FIXED_FD_INSTALL's flag (sqe->install_fd_flags), 6.8. */
 #ifndef IORING_FIXED_FD_NO_CLOEXEC
 #define IORING_FIXED_FD_NO_CLOEXEC (1U << 0)

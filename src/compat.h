@@ -19,6 +19,14 @@
 #define NW_MAX_ENTRIES	  32768U
 #define NW_MAX_CQ_ENTRIES (2U * NW_MAX_ENTRIES)
 
+/*
+ * IOU_PBUF_RING_MMAP: the bgids a program can map, those the offset's bits
+ * 16-26 name (the kernel's IORING_OFF_MMAP_MASK takes the ones above), and
+ * the largest region (32768 entries).
+ */
+#define NW_PBUF_MAP_BGIDS  2048U
+#define NW_PBUF_REGION_MAX (32768U * 16U)
+
 /* Register opcodes past this system's <linux/io_uring.h> (6.13+). */
 #define NW_REGISTER_RESIZE_RINGS 33U
 

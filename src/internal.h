@@ -237,6 +237,9 @@ struct nw_ring {
 	bool settle_flagged; /* IORING_SQ_TASKRUN raised until it settles */
 	bool mem_user;	     /* IORING_SETUP_NO_MMAP: both are program memory */
 	bool mem_pinned;     /* NO_MMAP: engine's own mappings of those pages */
+	bool pbuf_file;	     /* the memfd spans IORING_OFF_PBUF_RING's window */
+	/* The memfd at IORING_OFF_PBUF_RING (IOU_PBUF_RING_MMAP), or NULL */
+	void *pbuf_win;
 	unsigned int *sq_head, *sq_tail, *sq_flags, *sq_dropped, *sq_array;
 	unsigned int *cq_head, *cq_tail, *cq_overflow, *cq_flags;
 	char *cqes, *sqes;

@@ -12,6 +12,8 @@
  * engine load-acquires the tail and keeps its own head).
  * Semantics: kernel io_uring/kbuf.c (6.1, results as 6.18 gives them),
  * man pages io_uring_prep_provide_buffers(3), io_uring_register_buf_ring(3).
+ * With IOU_PBUF_RING_MMAP the ring is the engine's, in the ring memfd's
+ * pages at the offset the program maps (mmap_region).
  *
  * Threads: selection runs wherever an op is issued (the submitter, the
  * reactor, a worker), so all state is under the ring's kbuf lock, a leaf
@@ -33,7 +35,9 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include "kbuf.h"
 
 #define NW_KBUF_CHUNK	    128
@@ -54,6 +58,7 @@ struct nw_kbuf_group {
 	uint16_t bgid;
 	bool inc;	   /* IOU_PBUF_RING_INC: entries consumed in parts */
 	uint32_t min_left; /* inc: a rest below this is used up */
+	uint32_t map_len;  /* IOU_PBUF_RING_MMAP: the engine's region's size */
 };
 
 struct nw_kbuf_chunk {
@@ -185,6 +190,9 @@ static unsigned int group_drop(struct nw_kbuf_ctx *ctx, struct nw_kbuf_group *g,
 
 static void group_free(struct nw_kbuf_ctx *ctx, struct nw_kbuf_group *g)
 {
+	/* A region past what the program can map is the engine's alone. */
+	if (g->map_len && g->bgid >= NW_PBUF_MAP_BGIDS)
+		free(g->br);
 	group_drop(ctx, g, UINT_MAX);
 	ctx->groups[g->bgid] = NULL;
 	free(g);
@@ -348,29 +356,85 @@ static int buf_reg_copy(struct io_uring_buf_reg *reg, void *arg,
 	return 0;
 }
 
+/*
+ * IOU_PBUF_RING_MMAP: the engine's region for the group, which the program
+ * maps at IORING_OFF_PBUF_RING | bgid << IORING_OFF_PBUF_SHIFT: the ring
+ * memfd's pages at that offset (ring->pbuf_win, ringmem.c), zeroed. Two
+ * groups whose regions would share pages there cannot both be had (the
+ * kernel's are apart): -ENOMEM. A bgid the offset cannot name (the kernel
+ * maps none) gets memory of its own. Called with ctx->lock held.
+ */
+static void *mmap_region(struct nw_ring *ring, struct nw_kbuf_ctx *ctx,
+			 uint16_t bgid, uint32_t len)
+{
+	uint64_t lo = (uint64_t)bgid << IORING_OFF_PBUF_SHIFT, hi = lo + len;
+	char *r;
+
+	if (bgid >= NW_PBUF_MAP_BGIDS) {
+		r = aligned_alloc((size_t)sysconf(_SC_PAGESIZE), len);
+		if (r)
+			memset(r, 0, len);
+		return r;
+	}
+	if (!ring->pbuf_win)
+		return NULL;
+	for (unsigned int i = 0; i < ctx->nr_groups && i < NW_PBUF_MAP_BGIDS;
+	     i++) {
+		const struct nw_kbuf_group *o = ctx->groups[i];
+		uint64_t olo = (uint64_t)i << IORING_OFF_PBUF_SHIFT;
+
+		if (o && o->map_len && i != bgid && olo < hi &&
+		    lo < olo + o->map_len)
+			return NULL;
+	}
+	r = (char *)ring->pbuf_win + lo;
+	/* Fresh pages, as the kernel's are (a hole in the memfd). */
+	if (madvise(r, len, MADV_REMOVE))
+		memset(r, 0, len);
+	return r;
+}
+
+/* The group's ring memory: the program's (pinned) or the engine's. */
+static int ring_mem_get(struct nw_ring *ring, struct nw_kbuf_ctx *ctx,
+			const struct io_uring_buf_reg *reg, void **br,
+			uint32_t *map_len)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t size = (size_t)reg->ring_entries * sizeof(struct io_uring_buf);
+
+	*map_len = 0;
+	if (reg->pad & NW_PBUF_RING_MMAP) {
+		/* No memfd pages to share on a NO_MMAP ring: not done. */
+		if (ring->mem_user)
+			return -EINVAL;
+		*map_len = (uint32_t)((size + page - 1) & ~(page - 1));
+		*br = mmap_region(ring, ctx, reg->bgid, *map_len);
+		return *br ? 0 : -ENOMEM;
+	}
+	if (!reg->ring_addr)
+		return -EFAULT;
+	if (reg->ring_addr & (uint64_t)(page - 1))
+		return -EINVAL;
+	*br = (void *)(uintptr_t)reg->ring_addr;
+	return ring_mem_check(reg->ring_addr, size);
+}
+
 int nw_kbuf_register_ring(struct nw_ring *ring, void *arg, unsigned int nr_args)
 {
-	long page = sysconf(_SC_PAGESIZE);
 	struct io_uring_buf_reg reg;
 	struct nw_kbuf_group *g;
 	struct nw_kbuf_ctx *ctx;
-	int ret = buf_reg_copy(&reg, arg, nr_args, NW_PBUF_RING_INC);
+	uint32_t map_len = 0;
+	void *br = NULL;
+	int ret = buf_reg_copy(&reg, arg, nr_args,
+			       NW_PBUF_RING_INC | NW_PBUF_RING_MMAP);
 
 	if (ret)
 		return ret;
-	if (!reg.ring_addr)
-		return -EFAULT;
-	if (reg.ring_addr & (uint64_t)(page - 1))
-		return -EINVAL;
 	if (!reg.ring_entries || (reg.ring_entries & (reg.ring_entries - 1)))
 		return -EINVAL;
 	if (reg.ring_entries > NW_PBUF_MAX_ENTRIES)
 		return -EINVAL; /* head/tail are 16 bits: full == empty */
-	ret = ring_mem_check(reg.ring_addr,
-			     (size_t)reg.ring_entries *
-				     sizeof(struct io_uring_buf));
-	if (ret)
-		return ret;
 	ctx = ctx_get(ring, true);
 	if (!ctx)
 		return -ENOMEM;
@@ -378,14 +442,19 @@ int nw_kbuf_register_ring(struct nw_ring *ring, void *arg, unsigned int nr_args)
 	g = group_get(ctx, reg.bgid);
 	if (g && (g->br || !nw_list_empty(&g->bufs)))
 		ret = -EEXIST;
-	else if (!g && !(g = group_create(ctx, reg.bgid)))
+	else
+		ret = ring_mem_get(ring, ctx, &reg, &br, &map_len);
+	if (!ret && !g && !(g = group_create(ctx, reg.bgid)))
 		ret = -ENOMEM;
 	if (!ret) {
-		g->br = (struct io_uring_buf_ring *)(uintptr_t)reg.ring_addr;
+		g->br = br;
+		g->map_len = map_len;
 		g->mask = (uint16_t)(reg.ring_entries - 1);
 		g->head = 0;
 		g->inc = reg.pad & NW_PBUF_RING_INC;
 		g->min_left = (uint32_t)reg.resv[0];
+	} else if (map_len && reg.bgid >= NW_PBUF_MAP_BGIDS) {
+		free(br);
 	}
 	pthread_mutex_unlock(&ctx->lock);
 	return ret;

@@ -274,6 +274,16 @@ static int reg_clock(struct nw_ring *ring, void *arg, unsigned int nr_args)
 	return 0;
 }
 
+/*
+ * IORING_REGISTER_PBUF_RING: the window IOU_PBUF_RING_MMAP's rings live in
+ * is the ring memory's (ringmem.c), made before kbuf.c looks for it.
+ */
+static int reg_pbuf_ring(struct nw_ring *ring, void *arg, unsigned int nr_args)
+{
+	nw_ringmem_pbuf_window(ring); /* without it, MMAP gets -ENOMEM */
+	return nw_kbuf_register_ring(ring, arg, nr_args);
+}
+
 /* clang-format off */
 static const struct nw_regdef nw_regdefs[NW_REGISTER_LAST] = {
 	[IORING_REGISTER_BUFFERS]	= { "BUFFERS", nw_rsrc_register_buffers },
@@ -295,7 +305,7 @@ static const struct nw_regdef nw_regdefs[NW_REGISTER_LAST] = {
 	[IORING_REGISTER_RING_FDS]	= { "RING_FDS", nw_ringfd_register },
 	[IORING_UNREGISTER_RING_FDS]	= { "UNREGISTER_RING_FDS",
 					    nw_ringfd_unregister },
-	[IORING_REGISTER_PBUF_RING]	= { "PBUF_RING", nw_kbuf_register_ring },
+	[IORING_REGISTER_PBUF_RING]	= { "PBUF_RING", reg_pbuf_ring },
 	[IORING_UNREGISTER_PBUF_RING]	= { "UNREGISTER_PBUF_RING",
 					    nw_kbuf_unregister_ring },
 	[IORING_REGISTER_FILES2]	= { "FILES2", nw_rsrc_register_files2 },

@@ -195,7 +195,8 @@ static bool maps_line_is_program(const char *line, void *arg)
 	if (sscanf(line, "%lx-", &start) != 1 || !nw_names_ring(line, ring))
 		return false;
 	return start != (unsigned long)ring->rings_map &&
-	       start != (unsigned long)ring->sqe_map;
+	       start != (unsigned long)ring->sqe_map &&
+	       start != (unsigned long)ring->pbuf_win;
 }
 
 /* nw_ring_maps_scan on the kept fd, under proc_lock. */

@@ -145,6 +145,12 @@ static void *map_region(int fd, off_t off, size_t len, size_t used)
 
 static size_t kernel_rings_size(const struct nw_ring *ring);
 
+/* Where the memfd ends: the window of the bgids a program can map. */
+#define PBUF_WIN_LEN                                            \
+	(((size_t)NW_PBUF_MAP_BGIDS << IORING_OFF_PBUF_SHIFT) + \
+	 NW_PBUF_REGION_MAX)
+#define PBUF_FILE_END (IORING_OFF_PBUF_RING + PBUF_WIN_LEN)
+
 void nw_ringmem_destroy(struct nw_ring *ring)
 {
 	/* The program's own memory (NO_MMAP) stays the program's. */
@@ -158,6 +164,31 @@ void nw_ringmem_destroy(struct nw_ring *ring)
 			munmap(ring->sqe_map, ring->sqe_map_sz);
 	}
 	ring->rings_map = ring->sqe_map = NULL;
+	if (ring->pbuf_win)
+		munmap(ring->pbuf_win, PBUF_WIN_LEN);
+	ring->pbuf_win = NULL;
+}
+
+/*
+ * The engine's mapping of the memfd at IORING_OFF_PBUF_RING, made from its
+ * mapping of the rings (mremap of a shared mapping with old size 0 maps
+ * the same file anew; no fd is needed), the part below the window let go.
+ */
+int nw_ringmem_pbuf_window(struct nw_ring *ring)
+{
+	char *m;
+
+	if (ring->pbuf_win)
+		return 0;
+	if (ring->mem_user || !ring->pbuf_file || !ring->rings_map)
+		return -EINVAL;
+	m = mremap(ring->rings_map, 0, PBUF_FILE_END, MREMAP_MAYMOVE);
+	if (m == MAP_FAILED)
+		return -ENOMEM;
+	munmap(m, IORING_OFF_PBUF_RING);
+	__atomic_store_n(&ring->pbuf_win, m + IORING_OFF_PBUF_RING,
+			 __ATOMIC_RELEASE);
+	return 0;
 }
 
 static bool fsize_allows(size_t size)
@@ -217,8 +248,13 @@ static int map_own(struct nw_ring *ring, int fd)
 		resizable(ring)
 			? rings_size_n(ring, NW_MAX_ENTRIES, NW_MAX_CQ_ENTRIES)
 			: ring->rings_map_sz;
-	if (!fsize_allows(IORING_OFF_SQES + sqe_len) ||
-	    ftruncate(fd, IORING_OFF_SQES + sqe_len) < 0)
+	off_t size = IORING_OFF_SQES + sqe_len;
+
+	/* Room for buffer rings at IORING_OFF_PBUF_RING too, if allowed. */
+	ring->pbuf_file = fsize_allows(PBUF_FILE_END);
+	if (ring->pbuf_file)
+		size = PBUF_FILE_END;
+	if (!fsize_allows(size) || ftruncate(fd, size) < 0)
 		return -ENOMEM;
 	ring->rings_map = map_region(fd, IORING_OFF_SQ_RING,
 				     ring->rings_map_cap, ring->rings_map_sz);

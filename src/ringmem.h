@@ -23,6 +23,13 @@ void nw_ringmem_destroy(struct nw_ring *ring);
  */
 int nw_ringmem_resize(struct nw_ring *ring, struct io_uring_params *p);
 
+/*
+ * IOU_PBUF_RING_MMAP: map the memfd's window at IORING_OFF_PBUF_RING into
+ * the engine (ring->pbuf_win) on first use: 0, -EINVAL (no such pages:
+ * NO_MMAP, or RLIMIT_FSIZE kept the file small), -ENOMEM. Under reg_lock.
+ */
+int nw_ringmem_pbuf_window(struct nw_ring *ring);
+
 void nw_ringmem_settle_slow(struct nw_ring *ring, int fd);
 /*
  * Make the program's mappings of IORING_OFF_CQ_RING views of the rings

@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Buffer rings the ring allocates (IOU_PBUF_RING_MMAP, io_uring/kbuf.c and
+ * memmap.c): the program maps them at IORING_OFF_PBUF_RING | bgid <<
+ * IORING_OFF_PBUF_SHIFT, they start zeroed (again after a re-registration),
+ * selection reads the entries published there, several groups stay apart,
+ * a mapping outlives the unregistration, and the registration's errors.
+ */
+#include <sys/mman.h>
+#include <unistd.h>
+#include "helpers.h"
+
+#define F_BUF	IORING_CQE_F_BUFFER
+#define ENTRIES 512
+#define NGROUPS 10
+#define BGID0	60
+
+static char bufs[NGROUPS][64];
+
+static int reg_ring(struct t_ring *r, uint16_t bgid, unsigned int entries,
+		    unsigned int flags, uint64_t addr)
+{
+	struct io_uring_buf_reg reg;
+
+	memset(&reg, 0, sizeof(reg));
+	reg.ring_addr = addr;
+	reg.ring_entries = entries;
+	reg.bgid = bgid;
+	reg.pad = (uint16_t)flags;
+	return t_register(r->fd, IORING_REGISTER_PBUF_RING, &reg, 1);
+}
+
+static int unreg_ring(struct t_ring *r, uint16_t bgid, unsigned int flags)
+{
+	struct io_uring_buf_reg reg;
+
+	memset(&reg, 0, sizeof(reg));
+	reg.bgid = bgid;
+	reg.pad = (uint16_t)flags;
+	return t_register(r->fd, IORING_UNREGISTER_PBUF_RING, &reg, 1);
+}
+
+static struct io_uring_buf_ring *map_ring(struct t_ring *r, uint16_t bgid,
+					  size_t len)
+{
+	off_t off = (off_t)(IORING_OFF_PBUF_RING |
+			    (uint64_t)bgid << IORING_OFF_PBUF_SHIFT);
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_POPULATE, r->fd, off);
+
+	T_ASSERT(m != MAP_FAILED);
+	return m;
+}
+
+static void publish(struct io_uring_buf_ring *br, unsigned int entries,
+		    void *addr, uint32_t len, uint16_t bid)
+{
+	uint16_t tail = br->tail;
+	struct io_uring_buf *e = &br->bufs[tail & (entries - 1)];
+
+	e->addr = (uintptr_t)addr;
+	e->len = len;
+	e->bid = bid;
+	__atomic_store_n(&br->tail, (uint16_t)(tail + 1), __ATOMIC_RELEASE);
+}
+
+/* A READ of pipe p from group bgid: its CQE's flags (res must be want). */
+static unsigned int read_sel(struct t_ring *r, int fd, uint16_t bgid, int want)
+{
+	struct io_uring_sqe *sqe = t_get_sqe(r);
+
+	T_ASSERT(sqe != NULL);
+	t_prep_rw(sqe, IORING_OP_READ, fd, NULL, 0, 0, 0x77);
+	sqe->flags |= IOSQE_BUFFER_SELECT;
+	sqe->buf_group = bgid;
+	T_ASSERT_EQ(t_submit_and_wait(r, 1), 1);
+	return t_expect_cqe(r, 0x77, want);
+}
+
+static bool all_zero(const void *p, size_t len)
+{
+	const char *c = p;
+
+	for (size_t i = 0; i < len; i++)
+		if (c[i])
+			return false;
+	return true;
+}
+
+static void test_errors(void)
+{
+	struct t_ring r;
+
+	T_ASSERT_EQ(t_ring_init(&r, 4, NULL), 0);
+	/* Unknown flags; an unregistration takes none. */
+	T_ASSERT_EQ(reg_ring(&r, 1, 4, NW_PBUF_RING_MMAP | 8, 0), -EINVAL);
+	T_ASSERT_EQ(reg_ring(&r, 1, 3, NW_PBUF_RING_MMAP, 0), -EINVAL);
+	T_ASSERT_EQ(reg_ring(&r, 1, 65536, NW_PBUF_RING_MMAP, 0), -EINVAL);
+	T_ASSERT_EQ(reg_ring(&r, 1, 4, NW_PBUF_RING_MMAP, 0), 0);
+	T_ASSERT_EQ(reg_ring(&r, 1, 4, NW_PBUF_RING_MMAP, 0), -EEXIST);
+	T_ASSERT_EQ(unreg_ring(&r, 1, NW_PBUF_RING_MMAP), -EINVAL);
+	T_ASSERT_EQ(unreg_ring(&r, 1, 0), 0);
+	T_ASSERT_EQ(unreg_ring(&r, 1, 0), -ENOENT);
+	/* ring_addr is not looked at with MMAP (6.18). */
+	T_ASSERT_EQ(reg_ring(&r, 2, 8, NW_PBUF_RING_MMAP, 0x1234), 0);
+	/* A bgid past what an offset can name still registers. */
+	T_ASSERT_EQ(reg_ring(&r, 4000, 32768, NW_PBUF_RING_MMAP, 0), 0);
+	T_ASSERT_EQ(unreg_ring(&r, 4000, 0), 0);
+	T_ASSERT_EQ(unreg_ring(&r, 2, 0), 0);
+	t_ring_exit(&r);
+}
+
+/* One group: zeroed, published entries selected in order, re-zeroed. */
+static void test_select(void)
+{
+	struct io_uring_buf_ring *br, *br2;
+	size_t len = (size_t)sysconf(_SC_PAGESIZE);
+	struct t_ring r;
+	unsigned int f;
+	int p[2];
+
+	T_ASSERT_EQ(pipe(p), 0);
+	T_ASSERT_EQ(t_ring_init(&r, 4, NULL), 0);
+	T_ASSERT_EQ(reg_ring(&r, 5, 1, NW_PBUF_RING_MMAP, 0), 0);
+	br = map_ring(&r, 5, len);
+	T_ASSERT(all_zero(br, len));
+	read_sel(&r, p[0], 5, -ENOBUFS);
+	publish(br, 1, bufs[0], sizeof(bufs[0]), 89);
+	T_ASSERT_EQ(write(p[1], "Hello", 5), 5);
+	f = read_sel(&r, p[0], 5, 5);
+	T_ASSERT_EQ(f, F_BUF | (89 << IORING_CQE_BUFFER_SHIFT));
+	T_ASSERT(!memcmp(bufs[0], "Hello", 5));
+	read_sel(&r, p[0], 5, -ENOBUFS);
+	/* Anew: fresh zeroed memory at the same offset. */
+	T_ASSERT_EQ(unreg_ring(&r, 5, 0), 0);
+	T_ASSERT_EQ(reg_ring(&r, 5, 1, NW_PBUF_RING_MMAP, 0), 0);
+	br2 = map_ring(&r, 5, len);
+	T_ASSERT(all_zero(br2, len));
+	publish(br2, 1, bufs[1], sizeof(bufs[1]), 3);
+	T_ASSERT_EQ(write(p[1], "x", 1), 1);
+	f = read_sel(&r, p[0], 5, 1);
+	T_ASSERT_EQ(f, F_BUF | (3 << IORING_CQE_BUFFER_SHIFT));
+	munmap(br, len);
+	munmap(br2, len);
+	t_ring_exit(&r);
+	close(p[0]);
+	close(p[1]);
+}
+
+/* Several groups side by side; the mappings outlive the unregistration. */
+static void test_groups(void)
+{
+	size_t len = ENTRIES * sizeof(struct io_uring_buf);
+	struct io_uring_buf_ring *br[NGROUPS];
+	struct t_ring r;
+	unsigned int f;
+	int p[2];
+
+	T_ASSERT_EQ(pipe(p), 0);
+	T_ASSERT_EQ(t_ring_init(&r, 4, NULL), 0);
+	for (int i = 0; i < NGROUPS; i++) {
+		T_ASSERT_EQ(reg_ring(&r, (uint16_t)(BGID0 + i), ENTRIES,
+				     NW_PBUF_RING_MMAP, 0),
+			    0);
+		br[i] = map_ring(&r, (uint16_t)(BGID0 + i), len);
+		T_ASSERT(all_zero(br[i], len));
+		publish(br[i], ENTRIES, bufs[i], sizeof(bufs[i]),
+			(uint16_t)(100 + i));
+	}
+	for (int i = NGROUPS - 1; i >= 0; i--) {
+		char c = (char)('a' + i);
+
+		T_ASSERT_EQ(write(p[1], &c, 1), 1);
+		f = read_sel(&r, p[0], (uint16_t)(BGID0 + i), 1);
+		T_ASSERT_EQ(f, F_BUF | ((100U + i) << IORING_CQE_BUFFER_SHIFT));
+		T_ASSERT_EQ(bufs[i][0], c);
+		read_sel(&r, p[0], (uint16_t)(BGID0 + i), -ENOBUFS);
+	}
+	for (int i = 0; i < NGROUPS; i++)
+		T_ASSERT_EQ(unreg_ring(&r, (uint16_t)(BGID0 + i), 0), 0);
+	for (int i = 0; i < NGROUPS; i++) {
+		memset(br[i], 0x5a, len);
+		munmap(br[i], len);
+	}
+	t_ring_exit(&r);
+	close(p[0]);
+	close(p[1]);
+}
+
+int main(void)
+{
+	t_require_engine();
+	t_watchdog(60);
+	test_errors();
+	test_select();
+	test_groups();
+	return T_EXIT_PASS;
+}
