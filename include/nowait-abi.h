@@ -79,6 +79,21 @@
 #define IORING_REGISTER_QUERY	      35
 #endif
 
+/*
+ * IORING_REGISTER_CLONE_BUFFERS's argument (struct io_uring_clone_buffers,
+ * 6.12) and its flags (enum constants in newer headers).
+ */
+struct nw_clone_buffers {
+	__u32 src_fd;
+	__u32 flags;
+	__u32 src_off;
+	__u32 dst_off;
+	__u32 nr;
+	__u32 pad[3];
+};
+#define NW_REGISTER_SRC_REGISTERED (1U << 0)
+#define NW_REGISTER_DST_REPLACE	   (1U << 1)
+
 /* IORING_REGISTER_CLOCK's argument (struct io_uring_clock_register). */
 struct nw_clock_register {
 	__u32 clockid;

@@ -328,6 +328,8 @@ static const struct nw_regdef nw_regdefs[NW_REGISTER_LAST] = {
 					    nw_reg_unregister_napi },
 	[NW_REGISTER_RESIZE_RINGS]	= { "RESIZE_RINGS", reg_resize_rings },
 	[IORING_REGISTER_CLOCK]		= { "CLOCK", reg_clock },
+	[IORING_REGISTER_CLONE_BUFFERS]	= { "CLONE_BUFFERS",
+					    nw_rsrc_clone_buffers },
 	[IORING_REGISTER_QUERY]		= { "QUERY", nw_reg_query },
 };
 /* clang-format on */

@@ -21,6 +21,9 @@ int nw_rsrc_update_files2(struct nw_ring *ring, void *arg,
 			  unsigned int nr_args);
 int nw_rsrc_register_buffers2(struct nw_ring *ring, void *arg,
 			      unsigned int nr_args);
+/* IORING_REGISTER_CLONE_BUFFERS: another ring's (or this one's) buffers. */
+int nw_rsrc_clone_buffers(struct nw_ring *ring, void *arg,
+			  unsigned int nr_args);
 int nw_rsrc_update_buffers(struct nw_ring *ring, void *arg,
 			   unsigned int nr_args);
 int nw_rsrc_file_alloc_range(struct nw_ring *ring, void *arg,
