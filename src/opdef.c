@@ -306,6 +306,14 @@ const struct nw_issue_def nw_issue_defs[NW_OP_TABLE_SIZE]
 		.prep		= nw_socket_prep,
 		.issue		= nw_socket_issue,
 	},
+	[NW_OP_READ_MULTISHOT] = {
+		.needs_file	= 1,
+		.pollin		= 1,
+		.buffer_select	= 1,
+		.unbound_nonreg_file = 1,
+		.prep		= nw_read_mshot_prep,
+		.issue		= nw_read_mshot_issue,
+	},
 	[NW_OP_FIXED_FD_INSTALL] = {
 		.needs_file	= 1,
 		.prep		= nw_fd_install_prep,
@@ -531,6 +539,9 @@ const struct nw_cold_def nw_cold_defs[NW_OP_LAST] = {
 	},
 	[IORING_OP_SOCKET] = {
 		.name		= "SOCKET",
+	},
+	[NW_OP_READ_MULTISHOT] = {
+		.name		= "READ_MULTISHOT",
 	},
 	[NW_OP_FIXED_FD_INSTALL] = {
 		.name		= "FIXED_FD_INSTALL",

@@ -13,9 +13,15 @@
  * and continued on a regular file or block device, and either way a
  * result shorter than asked fails a link. RWF_NOWAIT from the program
  * makes -EAGAIN final.
+ *
+ * READ_MULTISHOT stays parked on readiness (poll.c nw_poll_arm_mshot) and
+ * reads into a provided buffer on the submit side while data is there,
+ * one CQE with IORING_CQE_F_MORE per read, until EOF, an error or
+ * -ENOBUFS ends it (io_read_mshot).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 #include <sys/syscall.h>
@@ -38,6 +44,7 @@ struct nw_rw {
 	size_t done;  /* bytes transferred so far */
 	size_t total; /* bytes asked for */
 	bool write;
+	bool mshot_tried; /* READ_MULTISHOT: an attempt was made */
 };
 _Static_assert(sizeof(struct nw_rw) <= NW_REQ_CMD_SIZE, "nw_rw too big");
 
@@ -424,4 +431,150 @@ int nw_rw_issue(struct nw_req *req, unsigned int issue_flags)
 	if (unlikely(req->sqe_flags & IOSQE_BUFFER_SELECT))
 		return rw_issue_select(req, rw, issue_flags);
 	return rw_issue(req, rw, issue_flags);
+}
+
+/* ---- IORING_OP_READ_MULTISHOT (6.7, io_read_mshot_prep, io_read_mshot) ---- */
+
+#define NW_RW_MSHOT_LOOPS 32 /* the kernel's MULTISHOT_MAX_RETRY */
+
+/* Provided buffers only, no address or length: the buffer's is used. */
+int nw_read_mshot_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
+{
+	struct nw_rw *rw = nw_req_cmd(req, struct nw_rw);
+	int ret;
+
+	if (!(req->sqe_flags & IOSQE_BUFFER_SELECT))
+		return -EINVAL;
+	ret = rw_prep(req, sqe, false, false);
+	if (ret)
+		return ret;
+	if (READ_ONCE(sqe->addr) || READ_ONCE(sqe->len))
+		return -EINVAL;
+	rw->mshot_tried = false;
+	return 0;
+}
+
+enum { RMSHOT_MORE, RMSHOT_WAIT, RMSHOT_DONE };
+
+/* Is there something to read (or a hang-up) on the fd right now? */
+static bool fd_readable(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+
+	return poll(&p, 1, 0) == 1;
+}
+
+/*
+ * One read for a turn: preadv2 with RWF_NOWAIT, or where the file takes
+ * no RWF_NOWAIT (a tty) a plain read once poll says it is readable, as
+ * the kernel's io_file_supports_nowait asks poll for such a file.
+ */
+static ssize_t mshot_read_call(struct nw_req *req, struct nw_rw *rw)
+{
+	int kind = nw_fd_kind(req->ring, req->fd);
+	ssize_t n = rw_call(req, rw, &kind, rw->rw_flags | RWF_NOWAIT);
+
+	if (n != -EOPNOTSUPP)
+		return n;
+	if (!fd_readable(req->fd))
+		return -EAGAIN;
+	return rw_call(req, rw, &kind, rw->rw_flags);
+}
+
+/*
+ * One multishot read, on the submit side: data posts a CQE with F_MORE
+ * and its buffer (RMSHOT_MORE); nothing there gives the buffer back
+ * (RMSHOT_WAIT); EOF (res 0, the buffer given back), an error, no buffer
+ * or a full CQ end it (RMSHOT_DONE, req->res and req->cflags final).
+ */
+static int read_mshot_once(struct nw_req *req, struct nw_rw *rw)
+{
+	size_t len;
+	char *buf = nw_kbuf_select(req, &len);
+	ssize_t n;
+
+	if (!buf) {
+		/*
+		 * -ENOBUFS, for an attempt the kernel would make: the first,
+		 * or one where poll says there is something to read.
+		 */
+		if (rw->mshot_tried && !fd_readable(req->fd))
+			return RMSHOT_WAIT;
+		req->res = -ENOBUFS;
+		return RMSHOT_DONE;
+	}
+	rw->mshot_tried = true;
+	rw->fast_iov.iov_base = buf;
+	rw->fast_iov.iov_len = len;
+	rw->iov = &rw->fast_iov;
+	rw->nr_iov = 1;
+	rw->done = 0;
+	rw->total = len;
+	n = mshot_read_call(req, rw);
+	if (n <= 0) {
+		nw_kbuf_recycle(req);
+		req->res = (int)n;
+		return n == -EAGAIN ? RMSHOT_WAIT : RMSHOT_DONE;
+	}
+	req->res = (int)n;
+	req->cflags = nw_kbuf_put(req);
+	/* A CQE that would overflow ends it (the kernel's rule). */
+	if (nw_cq_full(req->ring))
+		return RMSHOT_DONE;
+	req->cflags |= IORING_CQE_F_MORE;
+	nw_cq_add(req->ring, req, (int)n);
+	req->cflags = 0;
+	return RMSHOT_MORE;
+}
+
+/* A file poll cannot wait on (io_file_can_poll): -EBADFD. */
+static int mshot_pollable(struct nw_req *req)
+{
+	struct stat st;
+
+	if (fstat(req->fd, &st) < 0)
+		return -EBADF;
+	if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode) || S_ISDIR(st.st_mode))
+		return -EBADFD;
+	return 0;
+}
+
+/*
+ * Arm: parked for good, the reads run as task work. From a worker
+ * (IOSQE_ASYNC) it goes back to readiness first, as RECV's multishot.
+ */
+static int read_mshot_arm(struct nw_req *req)
+{
+	int ret = mshot_pollable(req);
+
+	if (ret)
+		return ret;
+	if (req->sqe_flags & IOSQE_ASYNC) {
+		req->sqe_flags &= ~IOSQE_ASYNC;
+		return NW_RETRY;
+	}
+	ret = nw_poll_arm_mshot(req, NW_POLLIN);
+	if (!ret)
+		return NW_QUEUED;
+	return ret == -EPERM ? -EBADFD : ret; /* epoll refuses it: no poll */
+}
+
+int nw_read_mshot_issue(struct nw_req *req, unsigned int issue_flags)
+{
+	struct nw_rw *rw = nw_req_cmd(req, struct nw_rw);
+
+	if (req->ring->flags & IORING_SETUP_IOPOLL)
+		return -EOPNOTSUPP;
+	if (!(issue_flags & NW_ISSUE_F_MSHOT))
+		return read_mshot_arm(req);
+	for (int i = 0; i < NW_RW_MSHOT_LOOPS; i++) {
+		int r = read_mshot_once(req, rw);
+
+		if (r == RMSHOT_WAIT)
+			return NW_QUEUED;
+		if (r == RMSHOT_DONE)
+			return req->res < 0 ? req->res : NW_COMPLETE;
+	}
+	nw_poll_mshot_requeue(req); /* more there: after the others */
+	return NW_QUEUED;
 }

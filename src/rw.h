@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* READ, WRITE, READV, WRITEV, the _FIXED and V_FIXED ones (rw.c). */
+/* READ, WRITE, READV, WRITEV, the _FIXED and V_FIXED ones, READ_MULTISHOT. */
 #ifndef NW_RW_H
 #define NW_RW_H
 
@@ -15,5 +15,8 @@ int nw_rw_issue(struct nw_req *req, unsigned int issue_flags);
 void nw_rw_cleanup(struct nw_req *req);
 int nw_readv_fixed_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
 int nw_writev_fixed_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
+/* IORING_OP_READ_MULTISHOT: a multishot read into provided buffers. */
+int nw_read_mshot_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
+int nw_read_mshot_issue(struct nw_req *req, unsigned int issue_flags);
 
 #endif
