@@ -7,6 +7,7 @@
  * when a CQE would overflow; prep errors and -EBADFD on a regular file.
  */
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include "helpers.h"
 
@@ -102,6 +103,13 @@ static void test_prep_errors(void)
 	sqe->ioprio = 1;
 	T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 	expect(&r, 4, -EINVAL, 0);
+	/* A pipe ignores the offset, -1 or any other. */
+	T_ASSERT_EQ(write(p[1], "o", 1), 1);
+	read_mshot(&r, p[0], 15)->off = 5;
+	T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
+	expect(&r, 15, 1, F_BUF | F_MORE);
+	close(p[1]);
+	expect(&r, 15, -ENOBUFS, 0);
 	/* A regular file cannot be polled. */
 	fd = mkstemp(path);
 	T_ASSERT_GE(fd, 0);
@@ -117,7 +125,6 @@ static void test_prep_errors(void)
 	t_ring_exit(&r);
 	free(pb.br);
 	close(p[0]);
-	close(p[1]);
 }
 
 /* Reads as data comes, buffer by buffer, then -ENOBUFS when data comes. */
@@ -204,6 +211,37 @@ static void test_cancel(void)
 	close(p[1]);
 }
 
+/* A stream socket: offset 0 reads; another is -ESPIPE at the read. */
+static void test_socket(void)
+{
+	struct t_ring r;
+	struct pbuf pb;
+	int s[2], t[2];
+
+	T_ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, s), 0);
+	T_ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, t), 0);
+	T_ASSERT_EQ(t_ring_init(&r, 4, NULL), 0);
+	pbuf_setup(&r, &pb);
+	pbuf_add(&pb, 0, BUFLEN);
+	pbuf_add(&pb, 1, BUFLEN);
+	T_ASSERT_EQ(write(s[1], "sock", 4), 4);
+	read_mshot(&r, s[0], 16);
+	T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
+	expect(&r, 16, 4, F_BUF | F_MORE);
+	shutdown(s[1], SHUT_WR);
+	expect(&r, 16, 0, 0);
+	T_ASSERT_EQ(write(t[1], "et", 2), 2);
+	read_mshot(&r, t[0], 17)->off = 5;
+	T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
+	expect(&r, 17, -ESPIPE, 0);
+	t_ring_exit(&r);
+	free(pb.br);
+	close(s[0]);
+	close(s[1]);
+	close(t[0]);
+	close(t[1]);
+}
+
 /* An eventfd: each read takes its 8-byte count. */
 static void test_eventfd(void)
 {
@@ -276,6 +314,7 @@ int main(void)
 	test_pipe(false);
 	test_pipe(true);
 	test_cancel();
+	test_socket();
 	test_eventfd();
 	test_overflow();
 	return T_EXIT_PASS;
