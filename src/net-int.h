@@ -56,6 +56,7 @@ struct nw_sr {
 	bool send;
 	bool vec;	  /* use sendmsg/recvmsg with msg->hdr */
 	int8_t sock_type; /* SO_TYPE, 0 until learnt, -1 unknown */
+	uint8_t zc;	  /* SEND_ZC, SENDMSG_ZC: NW_ZC_* */
 };
 _Static_assert(sizeof(struct nw_sr) <= NW_REQ_CMD_SIZE, "nw_sr too big");
 

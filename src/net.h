@@ -14,6 +14,12 @@ int nw_recv_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
 int nw_sendmsg_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
 int nw_recvmsg_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
 int nw_sr_issue(struct nw_req *req, unsigned int issue_flags);
+/* SEND_ZC, SENDMSG_ZC: a copy, with the kernel's notification CQE. */
+int nw_send_zc_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
+int nw_sendmsg_zc_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
+int nw_zc_issue(struct nw_req *req, unsigned int issue_flags);
+/* Frees req->async and posts the notification CQE. */
+void nw_zc_cleanup(struct nw_req *req);
 int nw_accept_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
 int nw_accept_issue(struct nw_req *req, unsigned int issue_flags);
 int nw_connect_prep(struct nw_req *req, const struct io_uring_sqe *sqe);

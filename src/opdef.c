@@ -306,6 +306,22 @@ const struct nw_issue_def nw_issue_defs[NW_OP_TABLE_SIZE]
 		.prep		= nw_socket_prep,
 		.issue		= nw_socket_issue,
 	},
+	[IORING_OP_SEND_ZC] = {
+		.needs_file	= 1,
+		.pollout	= 1,
+		.unbound_nonreg_file = 1,
+		.ioprio		= 1,
+		.prep		= nw_send_zc_prep,
+		.issue		= nw_zc_issue,
+	},
+	[IORING_OP_SENDMSG_ZC] = {
+		.needs_file	= 1,
+		.pollout	= 1,
+		.unbound_nonreg_file = 1,
+		.ioprio		= 1,
+		.prep		= nw_sendmsg_zc_prep,
+		.issue		= nw_zc_issue,
+	},
 	[NW_OP_READ_MULTISHOT] = {
 		.needs_file	= 1,
 		.pollin		= 1,
@@ -539,6 +555,14 @@ const struct nw_cold_def nw_cold_defs[NW_OP_LAST] = {
 	},
 	[IORING_OP_SOCKET] = {
 		.name		= "SOCKET",
+	},
+	[IORING_OP_SEND_ZC] = {
+		.name		= "SEND_ZC",
+		.cleanup	= nw_zc_cleanup,
+	},
+	[IORING_OP_SENDMSG_ZC] = {
+		.name		= "SENDMSG_ZC",
+		.cleanup	= nw_zc_cleanup,
 	},
 	[NW_OP_READ_MULTISHOT] = {
 		.name		= "READ_MULTISHOT",
