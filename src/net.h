@@ -32,6 +32,9 @@ int nw_bind_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
 int nw_bind_issue(struct nw_req *req, unsigned int issue_flags);
 int nw_listen_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
 int nw_listen_issue(struct nw_req *req, unsigned int issue_flags);
+/* URING_CMD on sockets (cmdsock.c). */
+int nw_uring_cmd_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
+int nw_uring_cmd_issue(struct nw_req *req, unsigned int issue_flags);
 /* Frees what prep allocated (req->async) for any of them (net.c). */
 void nw_net_cleanup(struct nw_req *req);
 

@@ -306,6 +306,12 @@ const struct nw_issue_def nw_issue_defs[NW_OP_TABLE_SIZE]
 		.prep		= nw_socket_prep,
 		.issue		= nw_socket_issue,
 	},
+	[IORING_OP_URING_CMD] = {
+		.needs_file	= 1,
+		.iopoll		= 1,
+		.prep		= nw_uring_cmd_prep,
+		.issue		= nw_uring_cmd_issue,
+	},
 	[IORING_OP_SEND_ZC] = {
 		.needs_file	= 1,
 		.pollout	= 1,
@@ -555,6 +561,9 @@ const struct nw_cold_def nw_cold_defs[NW_OP_LAST] = {
 	},
 	[IORING_OP_SOCKET] = {
 		.name		= "SOCKET",
+	},
+	[IORING_OP_URING_CMD] = {
+		.name		= "URING_CMD",
 	},
 	[IORING_OP_SEND_ZC] = {
 		.name		= "SEND_ZC",

@@ -88,11 +88,14 @@ static void test_check(void)
 	EXPECT_BAD(IORING_OP_RECV);
 	issue_copy[IORING_OP_OPENAT].unbound_nonreg_file = 1;
 	EXPECT_BAD(IORING_OP_OPENAT);
-	/* An unimplemented opcode carries nothing, below NW_OP_LAST... */
-	issue_copy[IORING_OP_URING_CMD].needs_file = 1;
-	EXPECT_BAD(IORING_OP_URING_CMD);
-	cold_copy[IORING_OP_URING_CMD].name = "URING_CMD";
-	EXPECT_BAD(IORING_OP_URING_CMD);
+	/*
+	 * An unimplemented opcode (RECV_ZC needs a NIC's queue) carries
+	 * nothing, below NW_OP_LAST...
+	 */
+	issue_copy[NW_OP_RECV_ZC].needs_file = 1;
+	EXPECT_BAD(NW_OP_RECV_ZC);
+	cold_copy[NW_OP_RECV_ZC].name = "RECV_ZC";
+	EXPECT_BAD(NW_OP_RECV_ZC);
 	/* ...or past it, where nothing may be implemented at all. */
 	issue_copy[255].always_inline = 1;
 	EXPECT_BAD(255);

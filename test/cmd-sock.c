@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * IORING_OP_URING_CMD on sockets (io_uring/cmd_net.c): SIOCINQ and
+ * SIOCOUTQ, GETSOCKOPT (its length as the result; SOL_SOCKET only),
+ * SETSOCKOPT (seen by getsockopt(2)), GETSOCKNAME (unknown to 6.18), and
+ * the errors: a pipe (-EOPNOTSUPP), SIOCINQ on an AF_UNIX socket (no
+ * protocol ioctl: -EOPNOTSUPP) and on a listener, an unknown command, bad uring_cmd_flags and
+ * reserved fields (-EINVAL), a bad option pointer (-EFAULT), TX_TIMESTAMP
+ * without 32-byte CQEs (-EINVAL), any command on an IOPOLL ring
+ * (-EOPNOTSUPP).
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "helpers.h"
+
+#define OP_SIOCINQ	0
+#define OP_SIOCOUTQ	1
+#define OP_GETSOCKOPT	2
+#define OP_SETSOCKOPT	3
+#define OP_TX_TIMESTAMP 4
+#define OP_GETSOCKNAME	5
+
+/* An SQE as io_uring_prep_cmd_sock fills it. */
+static struct io_uring_sqe *cmd_sqe(struct t_ring *r, uint32_t op, int fd,
+				    int level, int optname, void *optval,
+				    int optlen)
+{
+	struct io_uring_sqe *sqe = t_get_sqe(r);
+	uint32_t words[2] = {(uint32_t)level, (uint32_t)optname};
+
+	T_ASSERT(sqe != NULL);
+	sqe->opcode = IORING_OP_URING_CMD;
+	sqe->fd = fd;
+	sqe->cmd_op = op;
+	memcpy(&sqe->addr, words, sizeof(words));
+	sqe->file_index = (uint32_t)optlen; /* optlen */
+	sqe->addr3 = (uintptr_t)optval;	    /* optval */
+	sqe->user_data = 1;
+	return sqe;
+}
+
+static int run1(struct t_ring *r)
+{
+	return t_run(r, 1);
+}
+
+static void test_opts(struct t_ring *r, int fd)
+{
+	int val = 0, sys = 0;
+	socklen_t len = sizeof(sys);
+
+	cmd_sqe(r, OP_GETSOCKOPT, fd, SOL_SOCKET, SO_RCVBUF, &val, sizeof(val));
+	T_ASSERT_EQ(run1(r), sizeof(int));
+	T_ASSERT_EQ(getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sys, &len), 0);
+	T_ASSERT_EQ(val, sys);
+	/* A short length: what fits. */
+	cmd_sqe(r, OP_GETSOCKOPT, fd, SOL_SOCKET, SO_RCVBUF, &val, 2);
+	T_ASSERT_EQ(run1(r), 2);
+	/* Other levels are not offered. */
+	cmd_sqe(r, OP_GETSOCKOPT, fd, IPPROTO_TCP, TCP_NODELAY, &val,
+		sizeof(val));
+	T_ASSERT_EQ(run1(r), -EOPNOTSUPP);
+	cmd_sqe(r, OP_GETSOCKOPT, fd, SOL_SOCKET, SO_RCVBUF, (void *)8,
+		sizeof(val));
+	T_ASSERT_EQ(run1(r), -EFAULT);
+
+	val = 1;
+	cmd_sqe(r, OP_SETSOCKOPT, fd, SOL_SOCKET, SO_KEEPALIVE, &val,
+		sizeof(val));
+	T_ASSERT_EQ(run1(r), 0);
+	sys = 0;
+	T_ASSERT_EQ(getsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &sys, &len), 0);
+	T_ASSERT_EQ(sys, 1);
+	val = 12345;
+	cmd_sqe(r, OP_SETSOCKOPT, fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &val,
+		sizeof(val));
+	T_ASSERT_EQ(run1(r), 0);
+	len = sizeof(sys);
+	T_ASSERT_EQ(getsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &sys, &len),
+		    0);
+	T_ASSERT_EQ(sys, 12345);
+	cmd_sqe(r, OP_SETSOCKOPT, fd, SOL_SOCKET, SO_KEEPALIVE, &val, 1);
+	T_ASSERT_EQ(run1(r), -EINVAL);
+	cmd_sqe(r, OP_SETSOCKOPT, fd, SOL_SOCKET, SO_KEEPALIVE, (void *)8, 4);
+	T_ASSERT_EQ(run1(r), -EFAULT);
+}
+
+static void test_queues(struct t_ring *r, int s[2])
+{
+	T_ASSERT_EQ(write(s[0], "abcdefg", 7), 7);
+	/* Bounded: loopback delivers at once, but let it settle. */
+	for (int i = 0; i < 1000; i++) {
+		cmd_sqe(r, OP_SIOCINQ, s[1], 0, 0, NULL, 0);
+		if (run1(r) == 7)
+			break;
+		usleep(1000);
+	}
+	cmd_sqe(r, OP_SIOCINQ, s[1], 0, 0, NULL, 0);
+	T_ASSERT_EQ(run1(r), 7);
+	cmd_sqe(r, OP_SIOCOUTQ, s[1], 0, 0, NULL, 0);
+	T_ASSERT_EQ(run1(r), 0);
+}
+
+/* GETSOCKNAME came after 6.18: an unknown command there. */
+static void test_name(struct t_ring *r, int s[2])
+{
+	struct sockaddr_in a;
+	socklen_t alen = sizeof(a);
+	struct io_uring_sqe *sqe;
+
+	sqe = cmd_sqe(r, OP_GETSOCKNAME, s[0], 0, 0, NULL, 0);
+	sqe->addr = (uintptr_t)&a;
+	sqe->addr3 = (uintptr_t)&alen;
+	T_ASSERT_EQ(run1(r), -EOPNOTSUPP);
+}
+
+static void test_errors(struct t_ring *r, int tcp)
+{
+	int p[2], u[2], val;
+	struct io_uring_sqe *sqe;
+
+	T_ASSERT_EQ(pipe(p), 0);
+	T_ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, u), 0);
+	cmd_sqe(r, OP_SIOCINQ, p[0], 0, 0, NULL, 0);
+	T_ASSERT_EQ(run1(r), -EOPNOTSUPP);
+	cmd_sqe(r, OP_GETSOCKOPT, p[0], SOL_SOCKET, SO_RCVBUF, &val, 4);
+	T_ASSERT_EQ(run1(r), -EOPNOTSUPP);
+	/* AF_UNIX: options yes, the protocol ioctls no. */
+	cmd_sqe(r, OP_GETSOCKOPT, u[0], SOL_SOCKET, SO_RCVBUF, &val, 4);
+	T_ASSERT_EQ(run1(r), 4);
+	val = 1;
+	cmd_sqe(r, OP_SETSOCKOPT, u[0], SOL_SOCKET, SO_KEEPALIVE, &val, 4);
+	T_ASSERT_EQ(run1(r), 0);
+	cmd_sqe(r, OP_SIOCINQ, u[0], 0, 0, NULL, 0);
+	T_ASSERT_EQ(run1(r), -EOPNOTSUPP);
+	cmd_sqe(r, OP_SIOCOUTQ, u[0], 0, 0, NULL, 0);
+	T_ASSERT_EQ(run1(r), -EOPNOTSUPP);
+	/* A listening TCP socket has no receive queue: -EINVAL. */
+	{
+		int l = socket(AF_INET, SOCK_STREAM, 0);
+
+		T_ASSERT_EQ(listen(l, 1), 0);
+		cmd_sqe(r, OP_SIOCINQ, l, 0, 0, NULL, 0);
+		T_ASSERT_EQ(run1(r), -EINVAL);
+		close(l);
+	}
+	cmd_sqe(r, OP_SIOCINQ, 9999, 0, 0, NULL, 0);
+	T_ASSERT_EQ(run1(r), -EBADF);
+	cmd_sqe(r, 77, tcp, 0, 0, NULL, 0);
+	T_ASSERT_EQ(run1(r), -EOPNOTSUPP);
+	/* TX_TIMESTAMP needs 32-byte CQEs. */
+	cmd_sqe(r, OP_TX_TIMESTAMP, tcp, 0, 0, NULL, 0);
+	T_ASSERT_EQ(run1(r), -EINVAL);
+	/* Bad uring_cmd_flags; __pad1 is reserved. */
+	cmd_sqe(r, OP_SIOCINQ, tcp, 0, 0, NULL, 0)->uring_cmd_flags = 1U << 7;
+	T_ASSERT_EQ(run1(r), -EINVAL);
+	cmd_sqe(r, OP_SIOCINQ, tcp, 0, 0, NULL, 0)->uring_cmd_flags = 3;
+	T_ASSERT_EQ(run1(r), -EINVAL);
+	sqe = cmd_sqe(r, OP_SIOCINQ, tcp, 0, 0, NULL, 0);
+	sqe->off |= 1ULL << 32;
+	T_ASSERT_EQ(run1(r), -EINVAL);
+	close(p[0]);
+	close(p[1]);
+	close(u[0]);
+	close(u[1]);
+}
+
+int main(void)
+{
+	struct t_ring r;
+	int s[2];
+
+	t_require_engine();
+	t_watchdog(60);
+	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
+	t_tcp_pair(s);
+	test_opts(&r, s[1]);
+	test_queues(&r, s);
+	test_name(&r, s);
+	test_errors(&r, s[0]);
+	t_ring_exit(&r);
+	{
+		/* An IOPOLL ring: sockets have no uring_cmd_iopoll. */
+		struct io_uring_params p = {.flags = IORING_SETUP_IOPOLL};
+
+		T_ASSERT_EQ(t_ring_init(&r, 8, &p), 0);
+		cmd_sqe(&r, OP_SIOCINQ, s[0], 0, 0, NULL, 0);
+		T_ASSERT_EQ(run1(&r), -EOPNOTSUPP);
+		t_ring_exit(&r);
+	}
+	close(s[0]);
+	close(s[1]);
+	return T_EXIT_PASS;
+}
