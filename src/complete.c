@@ -25,6 +25,7 @@
 #include "timeout.h"
 #include "drain.h"
 #include "waitq.h"
+#include "creds.h"
 
 #define NW_REQ_ALLOC_BATCH 32
 
@@ -70,6 +71,8 @@ void nw_req_free(struct nw_ring *ring, struct nw_req *req)
 		nw_rsrc_buf_put(req);
 	if (unlikely(req->tag_nodes))
 		nw_rsrc_post_tags(req);
+	if (unlikely(req->flags & NW_REQ_F_CREDS))
+		nw_creds_put(req->creds);
 	if (unlikely(nw_traced(ring)))
 		nw_trace_free(req);
 	if (likely(req->flags & NW_REQ_F_COUNTED)) {

@@ -88,6 +88,10 @@ enum {
 /* Counted in ring->nr_reqs (a submitted request; drain.c's gate). */
 #define NW_REQ_F_COUNTED    (1U << 26)
 
+/* sqe->personality: req->creds held (creds.c); SWITCH: not the thread's. */
+#define NW_REQ_F_CREDS	      (1U << 27)
+#define NW_REQ_F_CREDS_SWITCH (1U << 28)
+
 /*
  * One CQE as the engine carries it before it reaches the ring; big[] is
  * only written for CQE32 rings.
@@ -115,6 +119,8 @@ struct nw_waiter;
 struct nw_sqd;
 struct nw_kbuf;
 struct nw_kbuf_ctx;
+struct nw_creds;
+struct nw_creds_table;
 struct nw_pollfd;
 struct nw_ring_poll_ops;
 struct iovec;
@@ -178,6 +184,7 @@ struct nw_req {
 	struct nw_kbuf *kbuf;
 	uint32_t buf_len; /* 0: a whole buffer */
 	uint16_t buf_group;
+	struct nw_creds *creds; /* its personality (NW_REQ_F_CREDS) */
 	/* Per-op private state (nw_req_cmd), like the kernel's io_kiocb_to_cmd */
 	uint64_t cmd[NW_REQ_CMD_SIZE / 8];
 };
@@ -319,6 +326,8 @@ struct nw_ring {
 
 	/* Provided buffers (kbuf.c): made at first use, under its own lock. */
 	struct nw_kbuf_ctx *kbuf;
+	/* IORING_REGISTER_PERSONALITY's ids (creds.c), made at the first */
+	struct nw_creds_table *pers;
 
 	/* Timeouts (timeout.c), under poll_lock. */
 	int tmo_fd; /* timerfd in the epoll set, watched by tmo_io */

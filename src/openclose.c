@@ -422,6 +422,9 @@ int nw_fd_install_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 	flags = READ_ONCE(sqe->rw_flags); /* install_fd_flags */
 	if (flags & ~IORING_FIXED_FD_NO_CLOEXEC)
 		return -EINVAL;
+	/* The task's own credentials install fds: never a personality's. */
+	if (req->flags & NW_REQ_F_CREDS)
+		return -EPERM;
 	fi->cmd = (flags & IORING_FIXED_FD_NO_CLOEXEC) ? F_DUPFD
 						       : F_DUPFD_CLOEXEC;
 	return 0;

@@ -18,6 +18,7 @@
  */
 #include <pthread.h>
 #include <signal.h>
+#include "creds.h"
 #include "reactor.h"
 #include "complete.h"
 #include "cancel.h"
@@ -49,6 +50,7 @@ static void ring_exit(struct nw_ring *ring)
 	nw_cancel_ring_exit(ring);
 	pthread_mutex_lock(&ring->reg_lock);
 	nw_rsrc_unregister_files(ring, NULL, 0);
+	nw_creds_free_all(ring);
 	pthread_mutex_unlock(&ring->reg_lock);
 	nw_kbuf_free_all(ring);
 }

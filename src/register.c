@@ -21,6 +21,7 @@
 #include "rsrc.h"
 #include "cancel.h"
 #include "sqpoll.h"
+#include "creds.h"
 #include "kbuf.h"
 #include "regwq.h"
 #include "tctx.h"
@@ -299,6 +300,9 @@ static const struct nw_regdef nw_regdefs[NW_REGISTER_LAST] = {
 					    reg_unregister_eventfd },
 	[IORING_REGISTER_EVENTFD_ASYNC]	= { "EVENTFD_ASYNC", reg_eventfd_async },
 	[IORING_REGISTER_PROBE]		= { "PROBE", reg_probe },
+	[IORING_REGISTER_PERSONALITY]	= { "PERSONALITY", nw_creds_register },
+	[IORING_UNREGISTER_PERSONALITY]	= { "UNREGISTER_PERSONALITY",
+					    nw_creds_unregister },
 	[IORING_REGISTER_RESTRICTIONS]	= { "RESTRICTIONS", reg_restrictions },
 	[IORING_REGISTER_ENABLE_RINGS]	= { "ENABLE_RINGS", reg_enable_rings },
 	[IORING_REGISTER_SYNC_CANCEL]	= { "SYNC_CANCEL", nw_sync_cancel },

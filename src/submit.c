@@ -20,6 +20,7 @@
 #include "rsrc.h"
 #include "drain.h"
 #include "trace.h"
+#include "creds.h"
 
 #define IO_REQ_LINK_FLAGS (IOSQE_IO_LINK | IOSQE_IO_HARDLINK)
 
@@ -51,8 +52,15 @@ static int issue_blocking(struct nw_req *req, const struct nw_issue_def *def)
 {
 	int ret = nw_iowq_block_begin(&req->work);
 
-	if (!ret)
+	if (!ret && unlikely(req->flags & NW_REQ_F_CREDS_SWITCH)) {
+		struct nw_creds *saved = nw_creds_enter(req->creds, &ret);
+
+		if (!ret)
+			ret = def->issue(req, 0);
+		nw_creds_leave(saved);
+	} else if (!ret) {
 		ret = def->issue(req, 0);
+	}
 	if (!nw_iowq_block_end(&req->work) || !(req->flags & NW_REQ_F_WQ_POLL))
 		return ret;
 	if (ret < 0)
@@ -165,7 +173,9 @@ static int req_issue(struct nw_req *req)
 		}
 	}
 	for (;;) {
-		ret = unlikely(def->always_punt)
+		/* Another thread's credentials: only a worker can take them. */
+		ret = unlikely(def->always_punt ||
+			       (req->flags & NW_REQ_F_CREDS_SWITCH))
 			      ? NW_PUNT
 			      : def->issue(req, NW_ISSUE_F_NONBLOCK);
 		if (likely(ret == NW_COMPLETE || ret == NW_QUEUED))
@@ -351,8 +361,12 @@ static int init_req(struct nw_ring *ring, struct nw_req *req,
 		return -EINVAL;
 	if (unlikely((ring->flags & IORING_SETUP_IOPOLL) && !def->iopoll))
 		return -EINVAL;
-	if (unlikely(READ_ONCE(sqe->personality)))
-		return -EINVAL; /* no personalities are registered */
+	if (unlikely(READ_ONCE(sqe->personality))) {
+		int ret = nw_creds_attach(req, READ_ONCE(sqe->personality));
+
+		if (ret)
+			return ret;
+	}
 	if (def->needs_file)
 		req->fd = READ_ONCE(sqe->fd);
 	return def->prep(req, sqe);
