@@ -13,17 +13,30 @@
  * SIOCOUTQ go through the protocol's ioctl (sk_prot->ioctl), which only
  * the inet protocols have here: -EOPNOTSUPP on AF_UNIX, netlink and
  * packet sockets, as for an unknown command.
- * SOCKET_URING_OP_TX_TIMESTAMP (a multishot on the error queue) is not
- * implemented: -EOPNOTSUPP, after the kernel's -EINVAL on a ring without
- * 32-byte CQEs.
+ * SOCKET_URING_OP_TX_TIMESTAMP: a multishot parked on the socket's
+ * POLLERR that reads the error queue (recvmsg MSG_ERRQUEUE) and posts each
+ * transmit timestamp as a 32-byte CQE, on a CQE32 or CQE_MIXED ring only
+ * (else -EINVAL). Unlike the kernel, which takes only payload-less
+ * timestamp skbs (SOF_TIMESTAMPING_OPT_TSONLY) and leaves the rest, it
+ * reads every message there, and drops what is not a timestamp; it is not
+ * run from a worker (IOSQE_ASYNC: -EOPNOTSUPP).
  */
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
 #include <linux/sockios.h>
 #include <sys/ioctl.h>
+#include <time.h>
+#include <linux/errqueue.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include "net.h"
+#include "complete.h"
+#include "poll.h"
+
+/* cqe->flags of a timestamp (6.17+ header). */
+#define NW_TSTAMP_HW	     (1U << 16)
+#define NW_TSTAMP_TYPE_SHIFT 17
 
 #define NW_URING_CMD_FIXED     (1U << 0)
 #define NW_URING_CMD_MULTISHOT (1U << 1)
@@ -110,6 +123,78 @@ static int cmd_getsockopt(int fd, struct nw_cmd *c)
 	return (int)len;
 }
 
+/*
+ * One message of the error queue: a timestamp posted as a 32-byte CQE
+ * with F_MORE, its key in res, its type in the flags, the time in the
+ * second half (io_process_timestamp_skb). 1: go on; 0: queue empty or CQ
+ * full; -errno.
+ */
+static int ts_one(struct nw_req *req)
+{
+	char ctl[256];
+	struct msghdr h = {.msg_control = ctl, .msg_controllen = sizeof(ctl)};
+	struct scm_timestamping tss;
+	struct sock_extended_err ee;
+	bool have_ts = false, have_ee = false, hw;
+
+	if (nw_cq_full(req->ring))
+		return 0;
+	if (recvmsg(req->fd, &h, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
+		return errno == EAGAIN ? 0 : -errno;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&h); cm;
+	     cm = CMSG_NXTHDR(&h, cm)) {
+		if (cm->cmsg_level == SOL_SOCKET &&
+		    cm->cmsg_type == SCM_TIMESTAMPING) {
+			memcpy(&tss, CMSG_DATA(cm), sizeof(tss));
+			have_ts = true;
+		} else if ((cm->cmsg_level == SOL_IP &&
+			    cm->cmsg_type == IP_RECVERR) ||
+			   (cm->cmsg_level == SOL_IPV6 &&
+			    cm->cmsg_type == IPV6_RECVERR)) {
+			memcpy(&ee, CMSG_DATA(cm), sizeof(ee));
+			have_ee = true;
+		}
+	}
+	if (!have_ts || !have_ee || ee.ee_origin != SO_EE_ORIGIN_TIMESTAMPING)
+		return 1;
+	hw = !tss.ts[0].tv_sec && !tss.ts[0].tv_nsec;
+	req->cflags = IORING_CQE_F_MORE | ee.ee_info << NW_TSTAMP_TYPE_SHIFT |
+		      (hw ? NW_TSTAMP_HW : 0) |
+		      (req->ring->cqe_mixed ? IORING_CQE_F_32 : 0);
+	req->big[0] = (uint64_t)tss.ts[hw ? 2 : 0].tv_sec;
+	req->big[1] = (uint64_t)tss.ts[hw ? 2 : 0].tv_nsec;
+	nw_cq_add(req->ring, req, (int)ee.ee_data);
+	req->cflags = 0;
+	req->big[0] = req->big[1] = 0;
+	return 1;
+}
+
+/*
+ * TX_TIMESTAMP: a multishot on the socket's POLLERR (io_cmd_poll_multishot):
+ * each turn, on the submit side, posts what the error queue holds.
+ */
+static int ts_issue(struct nw_req *req, unsigned int issue_flags)
+{
+	if (req->ring->cqe_shift != 5 && !req->ring->cqe_mixed)
+		return -EINVAL;
+	if (!(issue_flags & NW_ISSUE_F_MSHOT)) {
+		int ret;
+
+		if (!(issue_flags & NW_ISSUE_F_NONBLOCK))
+			return -EOPNOTSUPP; /* not from a worker */
+		ret = nw_poll_arm_mshot(req, NW_POLLERR);
+		return ret ? ret : NW_QUEUED;
+	}
+	for (int i = 0; i < NW_MSHOT_MAX_LOOPS; i++) {
+		int r = ts_one(req);
+
+		if (r <= 0)
+			return r ? r : NW_QUEUED;
+	}
+	nw_poll_mshot_requeue(req);
+	return NW_QUEUED;
+}
+
 int nw_uring_cmd_issue(struct nw_req *req, unsigned int issue_flags)
 {
 	struct nw_cmd *c = nw_req_cmd(req, struct nw_cmd);
@@ -136,10 +221,7 @@ int nw_uring_cmd_issue(struct nw_req *req, unsigned int issue_flags)
 			      : 0;
 		break;
 	case NW_SOCK_TX_TIMESTAMP:
-		ret = (req->ring->cqe_shift == 5 || req->ring->cqe_mixed)
-			      ? -EOPNOTSUPP
-			      : -EINVAL;
-		break;
+		return ts_issue(req, issue_flags);
 	default:
 		ret = -EOPNOTSUPP;
 	}

@@ -5,8 +5,9 @@
  * SETSOCKOPT (seen by getsockopt(2)), GETSOCKNAME (unknown to 6.18), and
  * the errors: a pipe (-EOPNOTSUPP), SIOCINQ on an AF_UNIX socket (no
  * protocol ioctl: -EOPNOTSUPP) and on a listener, an unknown command, bad uring_cmd_flags and
- * reserved fields (-EINVAL), a bad option pointer (-EFAULT), TX_TIMESTAMP
- * without 32-byte CQEs (-EINVAL), any command on an IOPOLL ring
+ * reserved fields (-EINVAL), a bad option pointer (-EFAULT); TX_TIMESTAMP
+ * on CQE32 and CQE_MIXED rings (UDP software timestamps), and without
+ * 32-byte CQEs (-EINVAL), any command on an IOPOLL ring
  * (-EOPNOTSUPP).
  */
 #include <arpa/inet.h>
@@ -14,6 +15,7 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <linux/net_tstamp.h>
 #include "helpers.h"
 
 #define OP_SIOCINQ	0
@@ -168,6 +170,84 @@ static void test_errors(struct t_ring *r, int tcp)
 	close(u[1]);
 }
 
+/*
+ * TX_TIMESTAMP on a CQE32 ring: armed first, then a UDP send makes its
+ * software timestamp, posted with F_MORE (key 0, type SND, a time in the
+ * second half); a cancel ends it.
+ */
+static void test_timestamp(unsigned int ring_flags)
+{
+	struct io_uring_params p = {.flags = ring_flags};
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	unsigned int opt =
+		SOF_TIMESTAMPING_SOFTWARE | SOF_TIMESTAMPING_TX_SOFTWARE |
+		SOF_TIMESTAMPING_OPT_ID | SOF_TIMESTAMPING_OPT_TSONLY |
+		SOF_TIMESTAMPING_OPT_CMSG;
+	socklen_t alen = sizeof(a);
+	const struct io_uring_cqe *big;
+	struct io_uring_cqe cqe;
+	struct io_uring_sqe *sqe;
+	struct t_ring r;
+	int rx = socket(AF_INET, SOCK_DGRAM, 0);
+	int tx = socket(AF_INET, SOCK_DGRAM, 0);
+	unsigned int head;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	T_ASSERT_EQ(bind(rx, (struct sockaddr *)&a, sizeof(a)), 0);
+	T_ASSERT_EQ(getsockname(rx, (struct sockaddr *)&a, &alen), 0);
+	T_ASSERT_EQ(connect(tx, (struct sockaddr *)&a, sizeof(a)), 0);
+	T_ASSERT_EQ(
+		setsockopt(tx, SOL_SOCKET, SO_TIMESTAMPING, &opt, sizeof(opt)),
+		0);
+	T_ASSERT_EQ(t_ring_init(&r, 8, &p), 0);
+	cmd_sqe(&r, OP_TX_TIMESTAMP, tx, 0, 0, NULL, 0)->user_data = 7;
+	T_ASSERT_EQ(t_submit(&r), 1);
+	T_ASSERT_EQ(send(tx, "x", 1, 0), 1);
+	/* The CQE in place: its second half is the time. */
+	T_ASSERT_EQ(t_enter(r.fd, 0, 1, IORING_ENTER_GETEVENTS, NULL, 0), 0);
+	head = *r.cq_head;
+	big = (const void *)((const char *)r.cqes +
+			     ((size_t)(head & *r.cq_mask) << 5 >>
+			      !(ring_flags & IORING_SETUP_CQE32)));
+	T_ASSERT_EQ(big->user_data, 7);
+	T_ASSERT_EQ(big->res, 0);
+	T_ASSERT(big->flags & IORING_CQE_F_MORE);
+	T_ASSERT_EQ(big->flags >> 17, 0);	 /* SCM_TSTAMP_SND */
+	T_ASSERT_EQ(big->flags & (1U << 16), 0); /* software */
+	T_ASSERT(big->big_cqe[0] > 0);		 /* tv_sec */
+	__atomic_store_n(r.cq_head,
+			 head + ((ring_flags & IORING_SETUP_CQE32) ? 1 : 2),
+			 __ATOMIC_RELEASE);
+	/* Still armed: the next send's key is 1 (SOF_TIMESTAMPING_OPT_ID). */
+	T_ASSERT_EQ(send(tx, "y", 1, 0), 1);
+	T_ASSERT_EQ(t_wait_cqe(&r, &cqe), 0);
+	T_ASSERT_EQ(cqe.user_data, 7);
+	T_ASSERT_EQ(cqe.res, 1);
+	T_ASSERT(cqe.flags & IORING_CQE_F_MORE);
+	if (!(ring_flags & IORING_SETUP_CQE32)) {
+		T_ASSERT(cqe.flags & IORING_CQE_F_32);
+		T_ASSERT_EQ(t_wait_cqe(&r, &cqe), 0); /* its second half */
+	}
+	sqe = t_get_sqe(&r);
+	sqe->opcode = IORING_OP_ASYNC_CANCEL;
+	sqe->addr = 7;
+	sqe->user_data = 8;
+	T_ASSERT_EQ(t_submit(&r), 1);
+	for (int i = 0; i < 2; i++) {
+		T_ASSERT_EQ(t_wait_cqe(&r, &cqe), 0);
+		if (cqe.user_data == 7) {
+			T_ASSERT_EQ(cqe.res, -ECANCELED);
+			T_ASSERT_EQ(cqe.flags & IORING_CQE_F_MORE, 0);
+		} else {
+			T_ASSERT_EQ(cqe.user_data, 8);
+			T_ASSERT_EQ(cqe.res, 0);
+		}
+	}
+	t_ring_exit(&r);
+	close(rx);
+	close(tx);
+}
+
 int main(void)
 {
 	struct t_ring r;
@@ -193,5 +273,7 @@ int main(void)
 	}
 	close(s[0]);
 	close(s[1]);
+	test_timestamp(IORING_SETUP_CQE32);
+	test_timestamp(IORING_SETUP_CQE_MIXED);
 	return T_EXIT_PASS;
 }
