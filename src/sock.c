@@ -207,6 +207,20 @@ static int accept_mshot(struct nw_req *req, struct nw_accept *acc,
 	return NW_QUEUED;
 }
 
+/*
+ * IORING_ACCEPT_POLL_FIRST: the kernel's poll, armed first, finds a
+ * pending connection at once; wait only when there is none (the edge of
+ * one queued earlier may be long gone). DONTWAIT: -EAGAIN, as there.
+ */
+static bool accept_poll_first(struct nw_req *req, struct nw_accept *acc)
+{
+	struct pollfd p = {req->fd, POLLIN, 0};
+
+	if (!(acc->iou_flags & NW_ACCEPT_POLL_FIRST) || req->poll_arms)
+		return false;
+	return (acc->iou_flags & NW_ACCEPT_DONTWAIT) || poll(&p, 1, 0) != 1;
+}
+
 int nw_accept_issue(struct nw_req *req, unsigned int issue_flags)
 {
 	struct nw_accept *acc = nw_req_cmd(req, struct nw_accept);
@@ -221,7 +235,7 @@ int nw_accept_issue(struct nw_req *req, unsigned int issue_flags)
 		return NW_PUNT;
 	if (nw_net_poll_skip(req, NW_POLLIN))
 		return accept_wouldblock(req, acc);
-	if ((acc->iou_flags & NW_ACCEPT_POLL_FIRST) && !req->poll_arms)
+	if (accept_poll_first(req, acc))
 		return accept_wouldblock(req, acc);
 	r = accept_once(req, acc);
 	if (r == -EAGAIN)

@@ -309,6 +309,34 @@ static void test_accept_flags(void)
 		T_ASSERT_EQ(cqe.flags & IORING_CQE_F_SOCK_NONEMPTY, 0);
 		close(cqe.res);
 	}
+	/*
+	 * POLL_FIRST on a listener already watched, a connection queued and
+	 * its edge seen (the TIMEOUT's wait harvests it): accepted at once.
+	 */
+	{
+		struct __kernel_timespec ts = {0, 20 * 1000 * 1000};
+		struct io_uring_sqe *sqe;
+		struct io_uring_cqe cqe;
+		int c3 = socket(AF_INET, SOCK_STREAM, 0);
+
+		T_ASSERT_EQ(connect(c3, (struct sockaddr *)&addr, sizeof(addr)),
+			    0);
+		sqe = t_get_sqe(&r);
+		sqe->opcode = IORING_OP_TIMEOUT;
+		sqe->addr = (uintptr_t)&ts;
+		sqe->len = 1;
+		sqe->user_data = 40;
+		T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
+		t_expect_cqe(&r, 40, -ETIME);
+		prep(&r, IORING_OP_ACCEPT, lfd, NULL, 0, 41)->ioprio =
+			ACCEPT_POLL_FIRST;
+		T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
+		T_ASSERT_EQ(t_wait_cqe(&r, &cqe), 0);
+		T_ASSERT_EQ(cqe.user_data, 41);
+		T_ASSERT_GE(cqe.res, 0);
+		close(cqe.res);
+		close(c3);
+	}
 	/* Not listening: -EINVAL; a pipe: -ENOTSOCK; bad flags: -EINVAL. */
 	run1(&r, prep(&r, IORING_OP_ACCEPT, c[0], NULL, 0, 4), -EINVAL);
 	T_ASSERT_EQ(pipe(p), 0);
