@@ -91,4 +91,14 @@ size_t nw_bundle_size(const struct nw_req *req, const struct nw_msg *m);
  */
 int nw_bundle_more(struct nw_req *req, struct nw_sr *sr, int res, bool filled);
 
+/* net.c's pieces that netzc.c builds its sends from. */
+struct nw_msg *nw_msg_alloc(struct nw_req *req, struct nw_sr *sr,
+			    size_t nr_iov);
+int nw_msg_import_iov(struct nw_sr *sr, const void *uiov, size_t nr);
+int nw_msg_prep(struct nw_req *req, struct nw_sr *sr, struct msghdr *umsg);
+void nw_sr_init(struct nw_sr *sr, const struct io_uring_sqe *sqe, bool send);
+int nw_sr_buf_prep(struct nw_sr *sr, const struct io_uring_sqe *sqe);
+int nw_sr_issue_plain(struct nw_req *req, struct nw_sr *sr,
+		      unsigned int issue_flags);
+
 #endif

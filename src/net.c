@@ -74,8 +74,7 @@ static int iov_check(struct iovec *iov, unsigned int nr, size_t *total)
 }
 
 /* A zerocopy send's placeholder (holding its notification) is replaced. */
-static struct nw_msg *msg_alloc(struct nw_req *req, struct nw_sr *sr,
-				size_t nr_iov)
+struct nw_msg *nw_msg_alloc(struct nw_req *req, struct nw_sr *sr, size_t nr_iov)
 {
 	struct nw_msg *m = calloc(1, sizeof(*m) + nr_iov * sizeof(*m->iov));
 
@@ -98,7 +97,7 @@ int nw_addr_copy(struct sockaddr_storage *dst, const void *src, long len)
 }
 
 /* Copy the iovec array at uiov into m and check it. */
-static int msg_import_iov(struct nw_sr *sr, const void *uiov, size_t nr)
+int nw_msg_import_iov(struct nw_sr *sr, const void *uiov, size_t nr)
 {
 	struct nw_msg *m = sr->msg;
 
@@ -137,7 +136,7 @@ static int msg_select_prep(struct nw_req *req, struct nw_sr *sr,
 }
 
 /* SENDMSG/RECVMSG: copy the msghdr (__copy_msghdr) and its iovecs. */
-static int msg_prep(struct nw_req *req, struct nw_sr *sr, struct msghdr *umsg)
+int nw_msg_prep(struct nw_req *req, struct nw_sr *sr, struct msghdr *umsg)
 {
 	struct sockaddr_storage addr;
 	struct nw_msg *m;
@@ -158,7 +157,7 @@ static int msg_prep(struct nw_req *req, struct nw_sr *sr, struct msghdr *umsg)
 	}
 	if (h.msg_iovlen > NW_UIO_MAXIOV)
 		return -EMSGSIZE;
-	m = msg_alloc(req, sr, h.msg_iovlen);
+	m = nw_msg_alloc(req, sr, h.msg_iovlen);
 	if (!m)
 		return -ENOMEM;
 	sr->vec = true;
@@ -174,10 +173,10 @@ static int msg_prep(struct nw_req *req, struct nw_sr *sr, struct msghdr *umsg)
 	m->controllen = h.msg_controllen;
 	if (req->sqe_flags & IOSQE_BUFFER_SELECT)
 		return msg_select_prep(req, sr, &h);
-	return msg_import_iov(sr, h.msg_iov, h.msg_iovlen);
+	return nw_msg_import_iov(sr, h.msg_iov, h.msg_iovlen);
 }
 
-static void sr_init(struct nw_sr *sr, const struct io_uring_sqe *sqe, bool send)
+void nw_sr_init(struct nw_sr *sr, const struct io_uring_sqe *sqe, bool send)
 {
 	sr->flags = READ_ONCE(sqe->ioprio);
 	sr->msg_flags = (int)READ_ONCE(sqe->msg_flags);
@@ -194,7 +193,7 @@ static void sr_init(struct nw_sr *sr, const struct io_uring_sqe *sqe, bool send)
 }
 
 /* SEND and RECV: one buffer (import_ubuf). */
-static int buf_prep(struct nw_sr *sr, const struct io_uring_sqe *sqe)
+int nw_sr_buf_prep(struct nw_sr *sr, const struct io_uring_sqe *sqe)
 {
 	void *buf = (void *)(uintptr_t)READ_ONCE(sqe->addr);
 	size_t len = READ_ONCE(sqe->len);
@@ -218,7 +217,7 @@ int nw_send_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 	struct nw_msg *m;
 	int ret;
 
-	sr_init(sr, sqe, true);
+	nw_sr_init(sr, sqe, true);
 	if (sr->flags & ~NW_SEND_FLAGS)
 		return -EINVAL;
 	if (sr->flags & NW_RECVSEND_BUNDLE)
@@ -228,13 +227,13 @@ int nw_send_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 	if (READ_ONCE(sqe->__pad3[0]))
 		return -EINVAL;
 	if (!dest && !(sr->flags & NW_SEND_VECTORIZED) && !select)
-		return buf_prep(sr, sqe);
+		return nw_sr_buf_prep(sr, sqe);
 	if ((sr->flags & NW_SEND_VECTORIZED) && len > NW_UIO_MAXIOV)
 		return -EINVAL;
-	m = msg_alloc(req, sr,
-		      select				 ? nw_sr_bundle_iovs(sr)
-		      : (sr->flags & NW_SEND_VECTORIZED) ? len
-							 : 0);
+	m = nw_msg_alloc(req, sr,
+			 select ? nw_sr_bundle_iovs(sr)
+			 : (sr->flags & NW_SEND_VECTORIZED) ? len
+							    : 0);
 	if (!m)
 		return -ENOMEM;
 	if (select) {
@@ -251,23 +250,24 @@ int nw_send_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 	if (select)
 		return 0; /* the buffers come at issue */
 	if (!(sr->flags & NW_SEND_VECTORIZED))
-		return buf_prep(sr, sqe);
+		return nw_sr_buf_prep(sr, sqe);
 	sr->vec = true;
-	return msg_import_iov(sr, (void *)(uintptr_t)READ_ONCE(sqe->addr), len);
+	return nw_msg_import_iov(sr, (void *)(uintptr_t)READ_ONCE(sqe->addr),
+				 len);
 }
 
 int nw_sendmsg_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 {
 	struct nw_sr *sr = nw_req_cmd(req, struct nw_sr);
 
-	sr_init(sr, sqe, true);
+	nw_sr_init(sr, sqe, true);
 	if (sr->flags & ~NW_SEND_FLAGS)
 		return -EINVAL;
 	if (sr->flags & NW_RECVSEND_BUNDLE)
 		return -EINVAL;
 	if (READ_ONCE(sqe->addr2) || READ_ONCE(sqe->file_index))
 		return -EINVAL;
-	return msg_prep(req, sr, (void *)(uintptr_t)READ_ONCE(sqe->addr));
+	return nw_msg_prep(req, sr, (void *)(uintptr_t)READ_ONCE(sqe->addr));
 }
 
 /* io_recvmsg_prep's checks, shared by RECV and RECVMSG. */
@@ -276,7 +276,7 @@ static int recv_prep_common(struct nw_req *req, struct nw_sr *sr,
 {
 	bool select = req->sqe_flags & IOSQE_BUFFER_SELECT;
 
-	sr_init(sr, sqe, false);
+	nw_sr_init(sr, sqe, false);
 	if (READ_ONCE(sqe->addr2))
 		return -EINVAL;
 	if (sr->flags & ~NW_RECV_FLAGS)
@@ -307,11 +307,11 @@ int nw_recv_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 	if (ret)
 		return ret;
 	if (!(req->sqe_flags & IOSQE_BUFFER_SELECT))
-		return buf_prep(sr, sqe);
+		return nw_sr_buf_prep(sr, sqe);
 	sr->total = 0; /* the buffer comes at issue */
 	if ((sr->flags & NW_RECVSEND_BUNDLE) || READ_ONCE(sqe->file_index)) {
 		/* Bundles without provided buffers are plain receives. */
-		struct nw_msg *m = msg_alloc(req, sr, nw_sr_bundle_iovs(sr));
+		struct nw_msg *m = nw_msg_alloc(req, sr, nw_sr_bundle_iovs(sr));
 
 		if (!m)
 			return -ENOMEM;
@@ -328,7 +328,7 @@ int nw_recvmsg_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 
 	if (ret)
 		return ret;
-	return msg_prep(req, sr, (void *)(uintptr_t)READ_ONCE(sqe->addr));
+	return nw_msg_prep(req, sr, (void *)(uintptr_t)READ_ONCE(sqe->addr));
 }
 
 void nw_net_cleanup(struct nw_req *req)
@@ -527,8 +527,8 @@ static int sr_nonblock(struct nw_req *req, struct nw_sr *sr)
 	return ret;
 }
 
-static int sr_issue(struct nw_req *req, struct nw_sr *sr,
-		    unsigned int issue_flags)
+int nw_sr_issue_plain(struct nw_req *req, struct nw_sr *sr,
+		      unsigned int issue_flags)
 {
 	int oflags;
 	ssize_t n;
@@ -584,7 +584,7 @@ static int send_issue_select(struct nw_req *req, struct nw_sr *sr,
 		m->buf_cflags =
 			nw_kbuf_put_vec(req, (int)sr->total, sr->nr_iov);
 	}
-	ret = sr_issue(req, sr, issue_flags);
+	ret = nw_sr_issue_plain(req, sr, issue_flags);
 	if (ret == NW_COMPLETE)
 		req->cflags |= m->buf_cflags;
 	return ret;
@@ -611,7 +611,7 @@ static int sr_issue_select(struct nw_req *req, struct nw_sr *sr,
 		if (ret)
 			return ret;
 	}
-	ret = sr_issue(req, sr, issue_flags);
+	ret = nw_sr_issue_plain(req, sr, issue_flags);
 	if (ret == NW_COMPLETE && req->res > 0) {
 		bool filled = (size_t)req->res == sr->total;
 
@@ -859,163 +859,5 @@ int nw_sr_issue(struct nw_req *req, unsigned int issue_flags)
 	if (unlikely(req->sqe_flags & IOSQE_BUFFER_SELECT))
 		return sr->send ? send_issue_select(req, sr, issue_flags)
 				: sr_issue_select(req, sr, issue_flags);
-	return sr_issue(req, sr, issue_flags);
-}
-
-/*
- * SEND_ZC and SENDMSG_ZC (io_send_zc, io_sendmsg_zc): zerocopy emulated
- * by a copy, a plain send. The protocol is the kernel's: once prep has
- * armed the notification, the result CQE carries IORING_CQE_F_MORE
- * (failures included) and the notification follows with the same
- * user_data, IORING_CQE_F_NOTIF, and res 0, or with
- * IORING_SEND_ZC_REPORT_USAGE IORING_NOTIF_USAGE_ZC_COPIED: the data was
- * always copied. It is posted when the request is freed (nw_zc_cleanup),
- * right after its result. Only TCP and UDP sockets take it (the kernel's
- * SOCK_SUPPORT_ZC); others give -EOPNOTSUPP.
- */
-#define NW_RECVSEND_FIXED_BUF	(1U << 2)
-#define NW_SEND_ZC_REPORT_USAGE (1U << 3)
-#define NW_ZC_FLAGS                                       \
-	(NW_RECVSEND_POLL_FIRST | NW_RECVSEND_FIXED_BUF | \
-	 NW_SEND_ZC_REPORT_USAGE | NW_SEND_VECTORIZED)
-#define NW_NOTIF_USAGE_ZC_COPIED (1U << 31)
-
-enum { NW_ZC_NOTIF = 1, NW_ZC_REPORT = 2, NW_ZC_SOCK_OK = 4 };
-
-/* io_send_zc_prep's head, up to the notification's arming. */
-static int zc_prep_head(struct nw_req *req, struct nw_sr *sr,
-			const struct io_uring_sqe *sqe)
-{
-	sr_init(sr, sqe, true);
-	sr->msg_flags &= ~MSG_ZEROCOPY;
-	if (READ_ONCE(sqe->__pad2[0]) || READ_ONCE(sqe->addr3))
-		return -EINVAL;
-	if (req->sqe_flags & IOSQE_CQE_SKIP_SUCCESS)
-		return -EINVAL;
-	if (!msg_alloc(req, sr, 0))
-		return -ENOMEM;
-	/* Armed: from here every result has F_MORE, then the notification. */
-	sr->zc = NW_ZC_NOTIF;
-	req->cflags = IORING_CQE_F_MORE;
-	if (sr->flags & ~NW_ZC_FLAGS)
-		return -EINVAL;
-	if (sr->flags & NW_SEND_ZC_REPORT_USAGE)
-		sr->zc |= NW_ZC_REPORT;
-	return 0;
-}
-
-/* SEND_ZC: one buffer (or iovecs, VECTORIZED), maybe registered. */
-static int send_zc_body(struct nw_req *req, struct nw_sr *sr,
-			const struct io_uring_sqe *sqe)
-{
-	const void *dest = (void *)(uintptr_t)READ_ONCE(sqe->addr2);
-	uint64_t addr = READ_ONCE(sqe->addr);
-	unsigned int len = READ_ONCE(sqe->len);
-	bool vec = sr->flags & NW_SEND_VECTORIZED;
-	unsigned int idx = READ_ONCE(sqe->buf_index);
-	int ret;
-
-	if (READ_ONCE(sqe->__pad3[0]))
-		return -EINVAL;
-	if (vec && len <= NW_UIO_MAXIOV && !msg_alloc(req, sr, len))
-		return -ENOMEM;
-	if (dest) {
-		ret = nw_addr_copy(&sr->msg->addr, dest,
-				   READ_ONCE(sqe->addr_len));
-		if (ret)
-			return ret;
-		sr->msg->hdr.msg_name = &sr->msg->addr;
-		sr->msg->namelen = READ_ONCE(sqe->addr_len);
-	}
-	if (!vec) {
-		ret = buf_prep(sr, sqe);
-		if (ret || !(sr->flags & NW_RECVSEND_FIXED_BUF))
-			return ret;
-		return nw_rsrc_buffer_get(req, idx, addr, len);
-	}
-	if (len > NW_UIO_MAXIOV)
-		return -EINVAL;
-	sr->vec = true;
-	ret = msg_import_iov(sr, (void *)(uintptr_t)addr, len);
-	if (ret || !(sr->flags & NW_RECVSEND_FIXED_BUF))
-		return ret;
-	return nw_rsrc_buffer_get_vec(req, idx, sr->iov, sr->nr_iov);
-}
-
-int nw_send_zc_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
-{
-	struct nw_sr *sr = nw_req_cmd(req, struct nw_sr);
-	int ret = zc_prep_head(req, sr, sqe);
-
-	return ret ? ret : send_zc_body(req, sr, sqe);
-}
-
-int nw_sendmsg_zc_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
-{
-	struct nw_sr *sr = nw_req_cmd(req, struct nw_sr);
-	int ret = zc_prep_head(req, sr, sqe);
-
-	if (ret)
-		return ret;
-	if (READ_ONCE(sqe->addr2) || READ_ONCE(sqe->file_index))
-		return -EINVAL;
-	ret = msg_prep(req, sr, (void *)(uintptr_t)READ_ONCE(sqe->addr));
-	if (ret || !(sr->flags & NW_RECVSEND_FIXED_BUF))
-		return ret;
-	return nw_rsrc_buffer_get_vec(req, READ_ONCE(sqe->buf_index), sr->iov,
-				      sr->nr_iov);
-}
-
-/* SOCK_SUPPORT_ZC: TCP and UDP over IPv4 and IPv6. 0 or -errno. */
-static int zc_sock_check(int fd)
-{
-	int domain, proto;
-	socklen_t len = sizeof(int);
-
-	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len))
-		return -errno;
-	len = sizeof(int);
-	if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &len))
-		return -errno;
-	if ((domain != AF_INET && domain != AF_INET6) ||
-	    (proto != IPPROTO_TCP && proto != IPPROTO_UDP))
-		return -EOPNOTSUPP;
-	return 0;
-}
-
-int nw_zc_issue(struct nw_req *req, unsigned int issue_flags)
-{
-	struct nw_sr *sr = nw_req_cmd(req, struct nw_sr);
-
-	if (!(sr->zc & NW_ZC_SOCK_OK)) {
-		int ret = zc_sock_check(req->fd);
-
-		if (ret)
-			return ret;
-		sr->zc |= NW_ZC_SOCK_OK;
-	}
-	return sr_issue(req, sr, issue_flags);
-}
-
-/* Free the request's state and post its notification (submit side). */
-void nw_zc_cleanup(struct nw_req *req)
-{
-	struct nw_sr *sr = nw_req_cmd(req, struct nw_sr);
-
-	if (sr->zc & NW_ZC_NOTIF) {
-		int res = (sr->zc & NW_ZC_REPORT)
-				  ? (int)NW_NOTIF_USAGE_ZC_COPIED
-				  : 0;
-		struct nw_req n = {
-			.ring = req->ring,
-			.opcode = req->opcode,
-			.user_data = req->user_data,
-			.cflags = IORING_CQE_F_NOTIF,
-			.trace = req->trace,
-		};
-
-		sr->zc = 0;
-		nw_cq_add(req->ring, &n, res);
-	}
-	free(req->async);
+	return nw_sr_issue_plain(req, sr, issue_flags);
 }
