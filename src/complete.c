@@ -33,18 +33,54 @@
 char nw_tsan_ring_tag;
 #endif
 
+/* The request cache's allocations, listed for the ring's teardown. */
+struct req_chunk {
+	struct req_chunk *next;
+	struct nw_req reqs[NW_REQ_ALLOC_BATCH];
+};
+
 /* Refill the request cache in bulk: no per-request malloc. */
 static struct nw_req *req_refill(struct nw_ring *ring)
 {
-	struct nw_req *reqs = calloc(NW_REQ_ALLOC_BATCH, sizeof(*reqs));
+	struct req_chunk *c = calloc(1, sizeof(*c));
+	struct nw_req *reqs;
 
-	if (!reqs)
+	if (!c)
 		return NULL;
+	c->next = ring->req_chunks;
+	ring->req_chunks = c;
+	reqs = c->reqs;
 	for (int i = 1; i < NW_REQ_ALLOC_BATCH - 1; i++)
 		reqs[i].link = &reqs[i + 1];
 	reqs[NW_REQ_ALLOC_BATCH - 1].link = ring->req_cache;
 	ring->req_cache = &reqs[1];
 	return &reqs[0];
+}
+
+/* True when req is one of the chunks' (not an aux CQE's own calloc). */
+static bool req_in_chunks(struct nw_ring *ring, struct nw_req *req)
+{
+	for (struct req_chunk *c = ring->req_chunks; c; c = c->next)
+		if (req >= c->reqs && req < c->reqs + NW_REQ_ALLOC_BATCH)
+			return true;
+	return false;
+}
+
+void nw_req_cache_free(struct nw_ring *ring)
+{
+	struct nw_req *req, *next;
+	struct req_chunk *c;
+
+	for (req = ring->req_cache; req; req = next) {
+		next = req->link;
+		if (!req_in_chunks(ring, req))
+			free(req);
+	}
+	ring->req_cache = NULL;
+	while ((c = ring->req_chunks)) {
+		ring->req_chunks = c->next;
+		free(c);
+	}
 }
 
 /* Called with the submit side held (submit_lock or the single issuer). */

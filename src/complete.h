@@ -81,6 +81,8 @@ void nw_submit_lock(struct nw_ring *ring);
 void nw_submit_unlock(struct nw_ring *ring);
 struct nw_req *nw_req_alloc(struct nw_ring *ring);
 void nw_req_free(struct nw_ring *ring, struct nw_req *req);
+/* Teardown, every request freed: the cache's memory goes. */
+void nw_req_cache_free(struct nw_ring *ring);
 
 /*
  * Queue req's CQE (with res) into the current submit batch, straight into

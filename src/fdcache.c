@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "fdcache.h"
 
 #define NW_FD_SEEN_MAX 65536
@@ -122,6 +123,47 @@ void nw_fd_seen(struct nw_ring *ring, struct nw_pollfd *pfd)
 		__atomic_store_n(&owners_lost, true, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&owners_lock);
+}
+
+/* Take ring off fd's owner record (a torn-down ring). */
+static void owner_remove(int fd, struct nw_ring *ring)
+{
+	struct nw_fd_owner *o;
+
+	pthread_mutex_lock(&owners_lock);
+	o = owner_slot(fd, false);
+	for (unsigned int i = 0; o && i < o->nr; i++) {
+		if (o->rings[i] != ring)
+			continue;
+		o->rings[i] = o->rings[--o->nr];
+		if (!o->nr)
+			owner_mark(fd, false);
+		break;
+	}
+	pthread_mutex_unlock(&owners_lock);
+}
+
+void nw_fdcache_free(struct nw_ring *ring)
+{
+	for (unsigned int hi = 0; hi < ring->nr_pfd_dir; hi++) {
+		struct nw_pollfd **leaf = ring->pfd_dir[hi];
+
+		for (unsigned int i = 0; leaf && i < NW_PFD_LEAF; i++) {
+			struct nw_pollfd *pfd = leaf[i];
+
+			if (!pfd)
+				continue;
+			if (pfd->owned)
+				owner_remove(pfd->fd, ring);
+			if (pfd->target)
+				close(pfd->watch_fd);
+			free(pfd);
+		}
+		free(leaf);
+	}
+	free(ring->pfd_dir);
+	ring->pfd_dir = NULL;
+	ring->nr_pfd_dir = 0;
 }
 
 static bool fd_maybe_owned(int fd)

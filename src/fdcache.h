@@ -73,6 +73,11 @@ static inline void nw_fd_unseen(struct nw_pollfd *pfd)
  * not be kept (no memory): then every ring must be visited.
  */
 int nw_fd_owners_take(int fd, struct nw_ring ***rings);
+/*
+ * Teardown: free every pfd of the ring (closing a ring pfd's watch_fd) and
+ * take the ring off the owner records. poll_lock, nothing parked.
+ */
+void nw_fdcache_free(struct nw_ring *ring);
 /* The next fd >= fd with an owner record, or -1 (for close_range). */
 int nw_fd_owned_next(int fd);
 /* Rings visited by the close hooks so far (for tests: a close's cost). */

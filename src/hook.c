@@ -45,14 +45,19 @@ void nowait_hook_pressure_share(void)
 
 void nowait_hook_fd_closing(int fd)
 {
-	if (!nw_in_engine) /* the engine's own close (internal.h) */
+	if (!nw_in_engine) { /* the engine's own close (internal.h) */
+		nw_ring_fd_closing(fd);
 		nw_poll_fd_closing(fd);
+	}
 }
 
 void nowait_hook_fd_range_closing(unsigned int first, unsigned int last)
 {
-	if (!nw_in_engine)
+	if (!nw_in_engine) {
+		for (unsigned int fd = first; fd <= last && fd < 4096; fd++)
+			nw_ring_fd_closing((int)fd);
 		nw_poll_fd_range_closing(first, last);
+	}
 }
 
 int nowait_hook_ring_pollfd_referenced(int pollfd)

@@ -344,6 +344,16 @@ struct nw_ring {
 	bool batch_timeout; /* the batch holds a timeout's CQE */
 	bool dead;	    /* the program let go of it: nothing is reissued */
 	bool gone;	    /* nw_ring_referenced said no (reactor only) */
+	/*
+	 * Teardown (the life of a ring, docs/architecture.md): a close hook
+	 * saw an fd of it go (suspect, atomic; exit_check: looks left for
+	 * its reactor thread), torn once it is claimed for release.
+	 */
+	bool suspect, torn;
+	unsigned int exit_check;
+	/* setup.c's release of everything, left for the reactor thread. */
+	void (*release)(struct nw_ring *ring);
+	void *req_chunks; /* the request cache's allocations (complete.c) */
 	long long verify_due_ns; /* next check of the watches, poll_lock */
 	unsigned int submit_gen; /* submit batches so far (submit side) */
 };
@@ -401,6 +411,14 @@ int nw_ring_lookup(int fd, struct nw_ring **ringp);
 bool nw_is_ring_fd(int fd);
 /* Whether the program still holds the ring (an fd or a mapping). */
 bool nw_ring_referenced(struct nw_ring *ring);
+/* Teardown: no lookup finds the ring any more. */
+void nw_ring_remove(struct nw_ring *ring);
+/* A close hook: fd is about to be closed (a ring fd's: mark its ring). */
+void nw_ring_fd_closing(int fd);
+/* Have the ring's reactor thread, if any, ask twice whether it is gone. */
+void nw_ring_exit_ask(struct nw_ring *ring);
+/* Rings marked by nw_ring_fd_closing and not reaped yet (atomic). */
+extern unsigned int nw_rings_suspect;
 /* The same through the per-fd cache, for the submit hot path. */
 int nw_ring_lookup_cached(int fd, struct nw_ring **ringp);
 void nw_ring_add(struct nw_ring *ring, int fd);
@@ -415,7 +433,8 @@ typedef bool (*nw_maps_line_fn)(const char *line, void *arg);
 int nw_ring_maps_scan(nw_maps_line_fn fn, void *arg);
 /*
  * Every ring of the process in turn: the first for NULL, then the next,
- * NULL at the end. Rings are never freed, so no lock is held between.
+ * NULL at the end. A torn-down ring leaves the list but its memory stays
+ * for a while (setup.c's graveyard), so no lock is held between.
  */
 struct nw_ring *nw_ring_next(struct nw_ring *ring);
 /* setup.c */

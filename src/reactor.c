@@ -18,6 +18,7 @@
  */
 #include <pthread.h>
 #include <signal.h>
+#include <time.h>
 #include "creds.h"
 #include "reactor.h"
 #include "complete.h"
@@ -37,6 +38,20 @@ static bool ring_gone(struct nw_ring *ring)
 	if (!ring->gone)
 		ring->gone = !nw_ring_referenced(ring);
 	return ring->gone;
+}
+
+/*
+ * A close hook saw an fd of the ring go (nw_ring_fd_closing): look, twice
+ * at most, since the hook runs before the close itself.
+ */
+static bool exit_asked(struct nw_ring *ring)
+{
+	unsigned int n = __atomic_load_n(&ring->exit_check, __ATOMIC_RELAXED);
+
+	if (!n)
+		return false;
+	__atomic_store_n(&ring->exit_check, n - 1, __ATOMIC_RELAXED);
+	return ring_gone(ring);
 }
 
 /*
@@ -141,7 +156,9 @@ int nw_reactor_run(struct nw_ring *ring, const struct timespec *timeout,
 	 * With requests parked, wake up to check the watches now and then
 	 * (a waiter blocks every signal between its sleeps: wait.c).
 	 */
-	if (__atomic_load_n(&ring->nr_parked, __ATOMIC_RELAXED) &&
+	if ((__atomic_load_n(&ring->nr_parked, __ATOMIC_RELAXED) ||
+	     (mode == NW_RUN_BG &&
+	      __atomic_load_n(&ring->exit_check, __ATOMIC_RELAXED))) &&
 	    (!timeout || timeout->tv_sec || timeout->tv_nsec > cap.tv_nsec))
 		timeout = &cap;
 	n = nw_loop_wait(&ring->loop, ev, 64, timeout, sig);
@@ -158,7 +175,7 @@ int nw_reactor_run(struct nw_ring *ring, const struct timespec *timeout,
 		    __atomic_load_n(&ring->driver, __ATOMIC_RELAXED))
 			nw_loop_wake(&ring->loop);
 	if (mode == NW_RUN_BG &&
-	    (ring->dead || ring->gone ||
+	    (ring->dead || ring->gone || exit_asked(ring) ||
 	     ((!nw_list_empty(&h.ready) || h.nr_mshot) && ring_gone(ring)))) {
 		nw_poll_cancel_all(ring, &h.ready);
 		/* Queued by harvest, not pushed yet: once, marked cancelled. */
@@ -169,6 +186,59 @@ int nw_reactor_run(struct nw_ring *ring, const struct timespec *timeout,
 	}
 	run_ready(ring, &h);
 	return n;
+}
+
+/*
+ * After ring exit the cancelled requests finish as task work (a worker's
+ * once its blocking call is interrupted); with nobody left to run it on a
+ * DEFER_TASKRUN ring, this thread takes the submit side and runs it. True
+ * once every request is freed (bounded: about 10 s).
+ */
+static bool reactor_drain(struct nw_ring *ring)
+{
+	static const struct timespec nap = {0, 1000000};
+	bool done = false;
+
+	for (int i = 0; i < 10000 && !done; i++) {
+		if (i)
+			nanosleep(&nap, NULL);
+		nw_submit_lock(ring);
+		nw_run_tw(ring);
+		done = !ring->nr_reqs &&
+		       !__atomic_load_n(&ring->tw_head, __ATOMIC_ACQUIRE);
+		nw_submit_unlock(ring);
+	}
+	return done;
+}
+
+/*
+ * The ring is gone and its exit done: what is left of it goes too (the
+ * kernel's io_ring_exit_work and io_ring_ctx_free). Nobody must still
+ * use it: no waiter, no driver, no poller, no watcher of its fd; else it
+ * stays as it is, as before. The release (setup.c) frees the rest.
+ */
+static void reactor_teardown(struct nw_ring *ring)
+{
+	if (ring->sqd || !reactor_drain(ring) ||
+	    __atomic_load_n(&ring->waiters, __ATOMIC_SEQ_CST) ||
+	    __atomic_load_n(&ring->drivers_wanted, __ATOMIC_SEQ_CST) ||
+	    __atomic_load_n(&ring->ring_pollers, __ATOMIC_SEQ_CST) ||
+	    __atomic_exchange_n(&ring->torn, true, __ATOMIC_SEQ_CST))
+		return;
+	ring->release(ring);
+}
+
+void nw_reactor_exit_unattended(struct nw_ring *ring)
+{
+	struct nw_list ready;
+
+	nw_list_init(&ready);
+	pthread_mutex_lock(&ring->reactor_lock);
+	nw_poll_cancel_all(ring, &ready);
+	ring->gone = true;
+	ring_exit(ring);
+	pthread_mutex_unlock(&ring->reactor_lock);
+	reactor_teardown(ring);
 }
 
 /*
@@ -196,6 +266,7 @@ static void *reactor_main(void *arg)
 		__atomic_store_n(&ring->bg_in_wait, false, __ATOMIC_SEQ_CST);
 		pthread_mutex_unlock(&ring->reactor_lock);
 	}
+	reactor_teardown(ring);
 	return NULL;
 }
 

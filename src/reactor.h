@@ -39,5 +39,11 @@ bool nw_reactor_want_driver(struct nw_ring *ring);
 /* A waiter takes over harvesting from the reactor thread, and gives back. */
 void nw_reactor_drive_begin(struct nw_ring *ring);
 void nw_reactor_drive_end(struct nw_ring *ring);
+/*
+ * A ring without a reactor thread was let go of (nw_setup's reap): its
+ * exit, then its teardown when nothing is left in flight, on the calling
+ * thread. A ring with one is torn down by that thread.
+ */
+void nw_reactor_exit_unattended(struct nw_ring *ring);
 
 #endif

@@ -21,6 +21,7 @@
 #include <sys/uio.h>
 #include "internal.h"
 #include "fdhigh.h"
+#include "loop.h"
 
 #define NW_FD_CACHE   4096
 #define NW_REVALIDATE 1024
@@ -119,6 +120,59 @@ void nw_ring_add(struct nw_ring *ring, int fd)
 	/* The fd number may be cached for a ring that was closed before. */
 	if ((unsigned int)fd < NW_FD_CACHE)
 		__atomic_store_n(&fd_cache[fd], ring, __ATOMIC_RELEASE);
+}
+
+/*
+ * The ring is torn down: no lookup finds it from now on. Its next pointer
+ * stays, so that a walker of nw_ring_next standing on it goes on.
+ */
+void nw_ring_remove(struct nw_ring *ring)
+{
+	struct nw_ring **pp;
+
+	pthread_mutex_lock(&rings_lock);
+	for (pp = &rings; *pp; pp = &(*pp)->next) {
+		if (*pp == ring) {
+			*pp = ring->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&rings_lock);
+	for (unsigned int i = 0; i < NW_FD_CACHE; i++)
+		if (__atomic_load_n(&fd_cache[i], __ATOMIC_RELAXED) == ring)
+			__atomic_store_n(&fd_cache[i], NULL, __ATOMIC_RELEASE);
+}
+
+unsigned int nw_rings_suspect;
+
+/*
+ * The program is about to close fd (the close hooks). When it names a
+ * ring, the ring may be about to be let go of: mark it for the next
+ * reap (nw_setup) and have its reactor thread, if any, look twice.
+ */
+void nw_ring_fd_closing(int fd)
+{
+	struct nw_ring *ring;
+
+	if ((unsigned int)fd >= NW_FD_CACHE ||
+	    !(__atomic_load_n(&ring_fd_bits[fd / (8 * sizeof(long))],
+			      __ATOMIC_RELAXED) &
+	      (1UL << (fd % (8 * sizeof(long))))) ||
+	    nw_ring_lookup(fd, &ring))
+		return;
+	if (!__atomic_exchange_n(&ring->suspect, true, __ATOMIC_SEQ_CST))
+		__atomic_add_fetch(&nw_rings_suspect, 1, __ATOMIC_SEQ_CST);
+	nw_ring_exit_ask(ring);
+}
+
+void nw_ring_exit_ask(struct nw_ring *ring)
+{
+	__atomic_store_n(&ring->exit_check, 2, __ATOMIC_SEQ_CST);
+	/* Under poll_lock: a teardown closes the loop's fds under it. */
+	pthread_mutex_lock(&ring->poll_lock);
+	if (nw_loop_ready(&ring->loop))
+		nw_loop_wake(&ring->loop);
+	pthread_mutex_unlock(&ring->poll_lock);
 }
 
 struct nw_ring *nw_ring_next(struct nw_ring *ring)
@@ -262,18 +316,33 @@ static bool ring_mapped_by_program(struct nw_ring *ring)
 	return r != 0; /* cannot tell: assume alive */
 }
 
-/* Does the fd named name (a /proc/self/fd entry) name the ring? */
+/*
+ * Does st (what a /proc/self/fd link leads to) name the ring's memfd? By
+ * inode: stat through the link reads no link text and never touches the
+ * program's fd itself (it may be closing or reusing it right now).
+ */
+static bool st_is_ring(int r, const struct stat *st, const struct nw_ring *ring)
+{
+	return r == 0 && st->st_ino == ring->ino && st->st_dev == ring->dev;
+}
+
+static bool fd_is_ring(int fd, const struct nw_ring *ring)
+{
+	char path[40];
+	struct stat st;
+
+	if (fd < 0)
+		return false;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	return st_is_ring(stat(path, &st), &st, ring);
+}
+
+/* fd_is_ring for the entry name of the kept /proc/self/fd, proc_lock. */
 static bool fd_names_ring(const char *name, struct nw_ring *ring)
 {
-	char path[300], target[128];
-	ssize_t n;
+	struct stat st;
 
-	snprintf(path, sizeof(path), "/proc/self/fd/%s", name);
-	n = readlink(path, target, sizeof(target) - 1);
-	if (n <= 0)
-		return false;
-	target[n] = '\0';
-	return nw_names_ring(target, ring);
+	return st_is_ring(fstatat(proc_fds_fd, name, &st, 0), &st, ring);
 }
 
 struct nw_dirent64 {
@@ -305,8 +374,9 @@ static int fds_scan(struct nw_ring *ring)
 }
 
 /*
- * Does any fd of the process name the ring's memfd? By name only: the
- * program's fds are never touched (it may be closing them right now).
+ * Does any fd of the process name the ring's memfd? By inode, one fstat
+ * each: the program's fds are never changed (it may be closing them right
+ * now), and no link is read through /proc.
  */
 static bool ring_has_fd(struct nw_ring *ring)
 {
@@ -325,7 +395,7 @@ static bool ring_has_fd(struct nw_ring *ring)
 	if (!d)
 		return true;
 	while (!found && (de = readdir(d)))
-		found = fd_names_ring(de->d_name, ring);
+		found = fd_is_ring(atoi(de->d_name), ring);
 	closedir(d);
 	return found;
 }
@@ -337,17 +407,10 @@ static bool ring_has_fd(struct nw_ring *ring)
  */
 bool nw_ring_referenced(struct nw_ring *ring)
 {
-	char path[64], target[128];
 	int fd = __atomic_load_n(&ring->last_fd, __ATOMIC_RELAXED);
-	ssize_t n;
 
 	/* The quick answer: the fd the program last used still names it. */
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	n = readlink(path, target, sizeof(target) - 1);
-	if (n > 0) {
-		target[n] = '\0';
-		if (nw_names_ring(target, ring))
-			return true;
-	}
+	if (fd_is_ring(fd, ring))
+		return true;
 	return ring_mapped_by_program(ring) || ring_has_fd(ring);
 }

@@ -11,7 +11,12 @@
 #include <unistd.h>
 #include "internal.h"
 #include "opdef.h"
+#include "complete.h"
+#include "fdcache.h"
+#include "kbuf.h"
+#include "rsrc.h"
 #include "ringmem.h"
+#include "reactor.h"
 #include "regwq.h"
 #include "ringpoll.h"
 #include "sqpoll.h"
@@ -92,6 +97,76 @@ static bool punt_env(void)
 	return v && v[0] == '1';
 }
 
+/*
+ * Torn-down rings are freed only after NW_GRAVE later teardowns: a thread
+ * that found one just before it left the list (a close hook's owner
+ * record, nw_ring_next, a stale submit cache entry) may still be on it.
+ */
+#define NW_GRAVE 64
+static pthread_mutex_t grave_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct nw_ring *grave[NW_GRAVE];
+static unsigned int grave_next;
+
+static void ring_bury(struct nw_ring *ring)
+{
+	struct nw_ring *old;
+
+	pthread_mutex_lock(&grave_lock);
+	old = grave[grave_next];
+	grave[grave_next] = ring;
+	grave_next = (grave_next + 1) % NW_GRAVE;
+	pthread_mutex_unlock(&grave_lock);
+	free(old);
+}
+
+/* The fds of the ring's own loop, timer and poll eventfd. */
+static void ring_close_fds(struct nw_ring *ring)
+{
+	pthread_mutex_lock(&ring->reactor_lock);
+	pthread_mutex_lock(&ring->poll_lock);
+	nw_fdcache_free(ring);
+	__atomic_store_n(&ring->loop.ready, false, __ATOMIC_RELEASE);
+	nw_loop_free(&ring->loop);
+	if (ring->tmo_fd >= 0)
+		close(ring->tmo_fd);
+	ring->tmo_fd = -1;
+	if (ring->poll_activated)
+		close(ring->poll_evfd);
+	ring->poll_evfd = -1;
+	pthread_mutex_unlock(&ring->poll_lock);
+	pthread_mutex_unlock(&ring->reactor_lock);
+}
+
+/*
+ * Release what is left of a ring the program let go of, once its exit is
+ * done and every request freed (reactor.c's teardown, nw_setup's reap):
+ * no lookup finds it, its fds and mappings go, its memory after a while.
+ */
+static void ring_release(struct nw_ring *ring)
+{
+	struct nw_ovf *o;
+
+	nw_ring_remove(ring);
+	ring_close_fds(ring);
+	if (ring->evfd >= 0)
+		close(ring->evfd);
+	ring->evfd = -1;
+	pthread_mutex_lock(&ring->reg_lock);
+	nw_rsrc_unregister_files(ring, NULL, 0);
+	pthread_mutex_unlock(&ring->reg_lock);
+	nw_kbuf_free_all(ring);
+	nw_req_cache_free(ring);
+	while ((o = ring->ovf_head)) {
+		ring->ovf_head = o->next;
+		free(o);
+	}
+	free(ring->tmo_heap);
+	ring->tmo_heap = NULL;
+	nw_ringmem_destroy(ring);
+	if (!ring->stats) /* the exit report keeps it */
+		ring_bury(ring);
+}
+
 static struct nw_ring *ring_alloc(const struct io_uring_params *p)
 {
 	struct nw_ring *ring = calloc(1, sizeof(*ring));
@@ -119,6 +194,8 @@ static struct nw_ring *ring_alloc(const struct io_uring_params *p)
 	ring->ovf_tail = &ring->ovf_head;
 	ring->evfd = -1;
 	ring->poll_ops = &nw_ring_poll_ops;
+	ring->release = ring_release;
+	ring->poll_evfd = -1;
 	ring->trace_on = nw_trace_init() | nw_stats_init();
 	if (nw_stats_init())
 		nw_stats_ring(ring);
@@ -177,6 +254,59 @@ static int setup_publish(struct nw_ring *ring, int fd, unsigned int flags)
 	return index;
 }
 
+/*
+ * Is this ring let go of, and to be torn down here and now? Only one
+ * without a reactor thread (that one tears its ring down itself: it is
+ * asked to look) and that nobody waits on or watches.
+ */
+static bool reap_one(struct nw_ring *ring)
+{
+	if (ring->sqd || __atomic_load_n(&ring->dead, __ATOMIC_ACQUIRE))
+		return false;
+	/* Its reactor thread looks itself, and may be tearing it down. */
+	if (__atomic_load_n(&ring->bg_running, __ATOMIC_ACQUIRE)) {
+		nw_ring_exit_ask(ring);
+		return false;
+	}
+	return !nw_ring_referenced(ring) &&
+	       !__atomic_load_n(&ring->waiters, __ATOMIC_SEQ_CST) &&
+	       !__atomic_load_n(&ring->ring_pollers, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * Before a new ring is made, the rings the program may have let go of are
+ * looked at: those a close hook marked (nw_ring_fd_closing) and the
+ * NW_REAP_NEWEST newest, as liburing closes and unmaps with raw system
+ * calls no hook sees. Those let go of are released on the program's
+ * thread; the rest are kept or left to their reactor thread. One fstat
+ * per ring still in use.
+ */
+#define NW_REAP_NEWEST 4
+
+static void ring_reap(void)
+{
+	struct nw_ring *ring = NULL, *next;
+	bool marked;
+	int i = 0;
+
+	for (ring = nw_ring_next(NULL); ring; ring = next, i++) {
+		next = nw_ring_next(ring);
+		marked = __atomic_load_n(&ring->suspect, __ATOMIC_RELAXED) &&
+			 __atomic_exchange_n(&ring->suspect, false,
+					     __ATOMIC_SEQ_CST);
+		if (marked)
+			__atomic_sub_fetch(&nw_rings_suspect, 1,
+					   __ATOMIC_SEQ_CST);
+		else if (i >= NW_REAP_NEWEST &&
+			 !__atomic_load_n(&nw_rings_suspect, __ATOMIC_RELAXED))
+			break;
+		else if (i >= NW_REAP_NEWEST)
+			continue;
+		if (reap_one(ring))
+			nw_reactor_exit_unattended(ring);
+	}
+}
+
 int nw_setup(unsigned int entries, struct io_uring_params *uparams)
 {
 	static pthread_once_t optable_once = PTHREAD_ONCE_INIT;
@@ -186,6 +316,7 @@ int nw_setup(unsigned int entries, struct io_uring_params *uparams)
 
 	/* Every request starts from a ring: check the opcode tables first. */
 	pthread_once(&optable_once, nw_optable_init);
+	ring_reap();
 	if (nw_copy_from_user(&p, uparams, sizeof(p)))
 		return -EFAULT;
 	for (size_t i = 0; i < sizeof(p.resv) / sizeof(p.resv[0]); i++)

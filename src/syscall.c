@@ -220,8 +220,10 @@ NW_EXPORT int nowait_register(int fd, unsigned int opcode, void *arg,
 
 NW_EXPORT void nowait_fd_closing(int fd)
 {
-	if (!nw_in_engine) /* a signal handler that interrupted the engine */
+	if (!nw_in_engine) { /* a signal handler that interrupted the engine */
+		nw_ring_fd_closing(fd);
 		nw_poll_fd_closing(fd);
+	}
 }
 
 NW_EXPORT int nowait_ring_pollfd(int ring_fd)

@@ -49,12 +49,7 @@
 #   CONF_TIMEOUT      seconds per liburing 2.3 test (default 30)
 #   CONF_SLOW         2.3 tests that get CONF_SLOW_TIMEOUT (default 120)
 #                     instead: a4c0b3decb33 and pollfree fork 5000 times
-#                     (14-30 s on the kernel and on nowait, more under load);
-#                     read-before-exit makes 2,100 rings that each park two
-#                     reads and are let go of: 0.7 s on the kernel, 23-38 s
-#                     on nowait, whose let-go rings keep their reactor
-#                     thread and two fds, so each later liveness scan of
-#                     /proc/self/fd is longer (quadratic; issue 14)
+#                     (14-30 s on the kernel and on nowait, more under load)
 #   CONF_BUDGET       overall bound in seconds for one liburing suite on one
 #                     engine (default 900); tests not started by then count
 #                     as not run, and the run fails
@@ -95,11 +90,11 @@ LIBURING_SRC=$W/liburing-$LIBURING_VER
 FIO_SRC=$W/fio-$FIO_VER
 SUITES=${CONF_LIBURING:-2.3 2.15}
 TIMEOUT=${CONF_TIMEOUT:-30}
-SLOW=${CONF_SLOW:-a4c0b3decb33 pollfree read-before-exit}
+SLOW=${CONF_SLOW:-a4c0b3decb33 pollfree}
 SLOW_TIMEOUT=${CONF_SLOW_TIMEOUT:-120}
 BUDGET=${CONF_BUDGET:-900}
 NEW_TIMEOUT=${CONF_NEW_TIMEOUT:-60}
-NEW_SLOW=${CONF_NEW_SLOW:-a4c0b3decb33 pollfree read-mshot read-before-exit}
+NEW_SLOW=${CONF_NEW_SLOW:-a4c0b3decb33 pollfree read-mshot}
 NEW_SLOW_TIMEOUT=${CONF_NEW_SLOW_TIMEOUT:-180}
 NEW_BUDGET=${CONF_NEW_BUDGET:-900}
 JOBS=${CONF_JOBS:-2}
