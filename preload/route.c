@@ -51,6 +51,7 @@
 #include <linux/seccomp.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <nowait.h>
 #include <nowait-hook.h>
@@ -103,6 +104,51 @@ int nw_preload_ring_read(int fd);
 int nw_preload_ring_read(int fd)
 {
 	return user_mode && nowait_hook_is_ring_fd(fd);
+}
+
+/*
+ * Does the message pass a ring fd (SCM_RIGHTS)? The kernel refuses an
+ * io_uring file in a message with -EINVAL (scm_fp_copy, 6.7 on): its
+ * rings could otherwise be kept alive by sockets in flight. Ours are
+ * memfds, which the kernel lets through.
+ */
+static bool rights_hold_ring(const struct msghdr *msg)
+{
+	struct cmsghdr *c;
+
+	for (c = CMSG_FIRSTHDR(msg); c;
+	     c = CMSG_NXTHDR((struct msghdr *)msg, c)) {
+		size_t n;
+		int fd;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+		    c->cmsg_len < CMSG_LEN(0))
+			continue;
+		n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < n; i++) {
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
+			if (nowait_hook_is_ring_fd(fd))
+				return true;
+		}
+	}
+	return false;
+}
+
+EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+	static ssize_t (*real_sendmsg)(int, const struct msghdr *, int);
+
+	if (user_mode && msg && msg->msg_control && msg->msg_controllen &&
+	    rights_hold_ring(msg)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (!real_sendmsg)
+		real_sendmsg = (ssize_t(*)(int, const struct msghdr *,
+					   int))dlsym(RTLD_NEXT, "sendmsg");
+	if (!real_sendmsg)
+		return syscall(SYS_sendmsg, fd, msg, flags);
+	return real_sendmsg(fd, msg, flags);
 }
 
 /*
