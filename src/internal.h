@@ -351,6 +351,7 @@ struct nw_ring {
 	 */
 	bool suspect, torn;
 	unsigned int exit_check;
+	bool exit_watch; /* files registered: the reactor looks (register.c) */
 	/* setup.c's release of everything, left for the reactor thread. */
 	void (*release)(struct nw_ring *ring);
 	void *req_chunks; /* the request cache's allocations (complete.c) */

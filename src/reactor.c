@@ -40,6 +40,8 @@ static bool ring_gone(struct nw_ring *ring)
 	return ring->gone;
 }
 
+#define NW_EXIT_WATCH_S 1
+
 /*
  * A close hook saw an fd of the ring go (nw_ring_fd_closing): look, twice
  * at most, since the hook runs before the close itself.
@@ -148,9 +150,15 @@ int nw_reactor_run(struct nw_ring *ring, const struct timespec *timeout,
 		   const sigset_t *sig, int mode)
 {
 	static const struct timespec cap = {0, NW_POLL_VERIFY_NS};
+	static const struct timespec watch = {NW_EXIT_WATCH_S, 0};
 	struct nw_loop_event ev[64];
 	struct nw_harvest h;
 	int n, i;
+
+	/* Registered files: look now and then whether the ring is gone. */
+	if (mode == NW_RUN_BG && !timeout &&
+	    __atomic_load_n(&ring->exit_watch, __ATOMIC_ACQUIRE))
+		timeout = &watch;
 
 	/*
 	 * With requests parked, wake up to check the watches now and then
@@ -176,6 +184,7 @@ int nw_reactor_run(struct nw_ring *ring, const struct timespec *timeout,
 			nw_loop_wake(&ring->loop);
 	if (mode == NW_RUN_BG &&
 	    (ring->dead || ring->gone || exit_asked(ring) ||
+	     (n == 0 && ring->exit_watch && ring_gone(ring)) ||
 	     ((!nw_list_empty(&h.ready) || h.nr_mshot) && ring_gone(ring)))) {
 		nw_poll_cancel_all(ring, &h.ready);
 		/* Queued by harvest, not pushed yet: once, marked cancelled. */

@@ -351,6 +351,27 @@ int nw_register_blind(unsigned int opcode, void *arg, unsigned int nr_args)
 	return -EINVAL; /* SEND_MSG_RING is not built */
 }
 
+/*
+ * Files registered: the program may wait on their other ends for the
+ * ring's exit (liburing's ring-leak) with nothing in flight that makes the
+ * reactor thread look whether the ring is gone. From now on it looks every
+ * NW_EXIT_WATCH_S seconds (reactor.c). Not on DEFER_TASKRUN rings, whose
+ * reactor thread runs only while readiness is observed, nor SQPOLL ones.
+ */
+static void reg_watch_exit(struct nw_ring *ring)
+{
+	int ret;
+
+	if (ring->lockless_cq || ring->sqd)
+		return;
+	__atomic_store_n(&ring->exit_watch, true, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&ring->poll_lock);
+	ret = nw_loop_ensure(&ring->loop);
+	pthread_mutex_unlock(&ring->poll_lock);
+	if (!ret)
+		nw_reactor_ensure(ring);
+}
+
 int nw_register(struct nw_ring *ring, unsigned int opcode, void *arg,
 		unsigned int nr_args)
 {
@@ -370,5 +391,8 @@ int nw_register(struct nw_ring *ring, unsigned int opcode, void *arg,
 	else
 		ret = nw_regdefs[opcode].handler(ring, arg, nr_args);
 	pthread_mutex_unlock(&ring->reg_lock);
+	if (ret >= 0 && (opcode == IORING_REGISTER_FILES ||
+			 opcode == IORING_REGISTER_FILES2))
+		reg_watch_exit(ring);
 	return ret;
 }

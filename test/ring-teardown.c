@@ -7,10 +7,13 @@
  * epoll fd and eventfds must go too), and no cancelled read may take
  * data written to its pipe afterwards. The same with DEFER_TASKRUN rings,
  * which have no reactor thread of their own: a later setup reaps them.
+ * And a ring with nothing in flight but a registered pipe write end: once
+ * the ring is let go of, the reader sees EOF (ring exit put the file).
  * Teardown runs asynchronously on both engines, so the counts are awaited
  * (bounded) before they are compared.
  */
 #include <dirent.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 #include "helpers.h"
@@ -118,6 +121,28 @@ static void run(int nr, unsigned int flags, int fds, int threads)
 	check_pipes(nr);
 }
 
+/* liburing's ring-leak: the registered file goes with the ring. */
+static void test_registered_file(void)
+{
+	struct pollfd pfd;
+	struct t_ring r;
+	int p[2];
+
+	T_ASSERT_EQ(pipe(p), 0);
+	T_ASSERT_EQ(t_ring_init(&r, 4, NULL), 0);
+	T_ASSERT_EQ(t_register(r.fd, IORING_REGISTER_FILES, &p[1], 1), 0);
+	close(p[1]);
+	pfd.fd = p[0];
+	pfd.events = POLLIN;
+	T_ASSERT_EQ(poll(&pfd, 1, 0), 0); /* the ring holds the write end */
+	t_ring_exit(&r);
+	/* Bounded: the kernel's ring exit is async, nowait's looks every 1 s. */
+	T_ASSERT_EQ(poll(&pfd, 1, 20000), 1);
+	T_ASSERT(pfd.revents & POLLHUP);
+	T_ASSERT_EQ(read(p[0], bufs[0], 1), 0);
+	close(p[0]);
+}
+
 static void *nothing(void *arg)
 {
 	return arg;
@@ -153,5 +178,6 @@ int main(void)
 		close(pipes[i][0]);
 		close(pipes[i][1]);
 	}
+	test_registered_file();
 	return T_EXIT_PASS;
 }
