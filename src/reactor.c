@@ -212,6 +212,7 @@ static bool reactor_drain(struct nw_ring *ring)
 		if (i)
 			nanosleep(&nap, NULL);
 		nw_submit_lock(ring);
+		/* No CQ batch: a NO_MMAP ring's memory may be gone. */
 		nw_run_tw(ring);
 		done = !ring->nr_reqs &&
 		       !__atomic_load_n(&ring->tw_head, __ATOMIC_ACQUIRE);

@@ -261,7 +261,9 @@ static int setup_publish(struct nw_ring *ring, int fd, unsigned int flags)
  */
 static bool reap_one(struct nw_ring *ring)
 {
-	if (ring->sqd || __atomic_load_n(&ring->dead, __ATOMIC_ACQUIRE))
+	/* A forked child's copy shares the CQ with its parent's: not ours. */
+	if (ring->sqd || ring->owner_pid != nw_getpid() ||
+	    __atomic_load_n(&ring->dead, __ATOMIC_ACQUIRE))
 		return false;
 	/* Its reactor thread looks itself, and may be tearing it down. */
 	if (__atomic_load_n(&ring->bg_running, __ATOMIC_ACQUIRE)) {
