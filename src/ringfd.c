@@ -374,9 +374,9 @@ static int fds_scan(struct nw_ring *ring)
 }
 
 /*
- * Does any fd of the process name the ring's memfd? By inode, one fstat
- * each: the program's fds are never changed (it may be closing them right
- * now), and no link is read through /proc.
+ * Does any fd of the process name the ring's memfd? By inode, one stat
+ * through /proc/self/fd each: the program's fds are never used (it may be
+ * closing them right now), and no link text is read.
  */
 static bool ring_has_fd(struct nw_ring *ring)
 {
@@ -395,7 +395,8 @@ static bool ring_has_fd(struct nw_ring *ring)
 	if (!d)
 		return true;
 	while (!found && (de = readdir(d)))
-		found = fd_is_ring(atoi(de->d_name), ring);
+		found = de->d_name[0] != '.' &&
+			fd_is_ring(atoi(de->d_name), ring);
 	closedir(d);
 	return found;
 }
