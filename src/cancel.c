@@ -4,7 +4,8 @@
  * one or all, and the cancel of one request that a LINK_TIMEOUT asks for.
  * Each subsystem is asked in turn, as the kernel's io_try_cancel does:
  * the worker pool (queued work is taken back, running work is -EALREADY),
- * then requests parked on readiness (polls included), then timeouts.
+ * then requests parked on readiness (polls included), then the lists of
+ * waitid.c and futex.c (nw_cancel_list), then timeouts.
  * A cancelled request completes with -ECANCELED. IORING_REGISTER_SYNC_CANCEL
  * is the same search from io_uring_register, retried while a match runs.
  * Requests waiting behind an IO_DRAIN are not found, as in the kernel.
@@ -40,7 +41,37 @@ struct cancel_key {
 	struct nw_req *target; /* nw_cancel_req: this request only */
 	uint64_t seq;
 	struct nw_list *out; /* cancelled requests, to complete later */
+	bool own;	     /* found in an nw_cancel_list: counts 1 */
 };
+
+/* futex.c's and waitid.c's lists, in the kernel's order (waitid first). */
+#define NW_CANCEL_LISTS 2
+static const struct nw_cancel_list *cancel_lists[NW_CANCEL_LISTS];
+
+void nw_cancel_list_add(const struct nw_cancel_list *list)
+{
+	for (unsigned int i = 0; i < NW_CANCEL_LISTS; i++) {
+		const struct nw_cancel_list *none = NULL;
+
+		if (__atomic_compare_exchange_n(&cancel_lists[i], &none, list,
+						false, __ATOMIC_RELEASE,
+						__ATOMIC_RELAXED) ||
+		    none == list)
+			return;
+	}
+}
+
+static bool list_owned(struct nw_req *req)
+{
+	for (unsigned int i = 0; i < NW_CANCEL_LISTS; i++) {
+		const struct nw_cancel_list *l =
+			__atomic_load_n(&cancel_lists[i], __ATOMIC_ACQUIRE);
+
+		if (l && l->owns(req))
+			return true;
+	}
+	return false;
+}
 
 static bool key_match(struct nw_req *req, void *arg)
 {
@@ -68,7 +99,34 @@ static bool key_match(struct nw_req *req, void *arg)
 
 static bool work_match(struct nw_work *work, void *arg)
 {
-	return key_match(container_of(work, struct nw_req, work), arg);
+	struct nw_req *req = container_of(work, struct nw_req, work);
+
+	return !list_owned(req) && key_match(req, arg);
+}
+
+/*
+ * The own lists (io_waitid_cancel, io_futex_cancel): with CANCEL_ALL each
+ * list that found some counts once, as one pass of the kernel's loop.
+ */
+static int lists_cancel(struct cancel_key *k, bool all)
+{
+	int n = 0;
+
+	if (k->c.flags & IORING_ASYNC_CANCEL_FD)
+		return 0;
+	for (unsigned int i = 0; i < NW_CANCEL_LISTS; i++) {
+		const struct nw_cancel_list *l =
+			__atomic_load_n(&cancel_lists[i], __ATOMIC_ACQUIRE);
+		int r = l ? l->cancel(k->ring, key_match, k, all) : 0;
+
+		if (r <= 0)
+			continue;
+		k->own = true;
+		n += (k->c.flags & IORING_ASYNC_CANCEL_ALL) ? 1 : r;
+		if (!all)
+			break;
+	}
+	return n;
 }
 
 static void work_cancelled(struct nw_work *work, void *arg)
@@ -130,6 +188,9 @@ static int try_cancel(struct cancel_key *k, bool all)
 		n += r;
 	if (n && !all)
 		return n;
+	n += lists_cancel(k, all);
+	if (n && !all)
+		return n;
 	if (!(k->c.flags & IORING_ASYNC_CANCEL_FD)) {
 		r = nw_timeout_cancel(k->ring, key_match, k, all, k->out);
 		if (r > 0)
@@ -165,7 +226,7 @@ int nw_cancel_req(struct nw_ring *ring, struct nw_req *target, uint64_t seq,
 		.ring = ring, .target = target, .seq = seq, .out = out};
 	int r = try_cancel(&k, false);
 
-	return r > 0 ? 0 : r;
+	return r > 0 ? (k.own ? r : 0) : r;
 }
 
 int nw_cancel_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
@@ -227,7 +288,7 @@ int nw_cancel_issue(struct nw_req *req, unsigned int issue_flags)
 	if (all)
 		req->res = r > 0 ? r : 0;
 	else
-		req->res = r > 0 ? 0 : r;
+		req->res = r > 0 ? (k.own ? r : 0) : r;
 	if (req->res < 0)
 		nw_req_set_fail(req, req->res);
 	return NW_COMPLETE;
@@ -284,7 +345,7 @@ static int sync_try(struct nw_ring *ring, const struct sync_cancel_reg *sc)
 	}
 	if (all)
 		return r > 0 ? r : 0;
-	return r > 0 ? 0 : r;
+	return r > 0 ? (k.own ? r : 0) : r;
 }
 
 static long long mono_ns(void)
