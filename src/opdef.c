@@ -21,6 +21,8 @@
 #include "rsrc.h"
 #include "msgring.h"
 #include "epoll.h"
+#include "futex.h"
+#include "waitid.h"
 
 /*
  * What the submit, issue and park paths read, for every byte value.
@@ -336,6 +338,22 @@ const struct nw_issue_def nw_issue_defs[NW_OP_TABLE_SIZE]
 		.prep		= nw_read_mshot_prep,
 		.issue		= nw_read_mshot_issue,
 	},
+	[NW_OP_WAITID] = {
+		.prep		= nw_waitid_prep,
+		.issue		= nw_waitid_issue,
+	},
+	[NW_OP_FUTEX_WAIT] = {
+		.prep		= nw_futex_prep,
+		.issue		= nw_futex_wait_issue,
+	},
+	[NW_OP_FUTEX_WAKE] = {
+		.prep		= nw_futex_prep,
+		.issue		= nw_futex_wake_issue,
+	},
+	[NW_OP_FUTEX_WAITV] = {
+		.prep		= nw_futexv_prep,
+		.issue		= nw_futex_wait_issue,
+	},
 	[NW_OP_FIXED_FD_INSTALL] = {
 		.needs_file	= 1,
 		.prep		= nw_fd_install_prep,
@@ -575,6 +593,21 @@ const struct nw_cold_def nw_cold_defs[NW_OP_LAST] = {
 	},
 	[NW_OP_READ_MULTISHOT] = {
 		.name		= "READ_MULTISHOT",
+	},
+	[NW_OP_WAITID] = {
+		.name		= "WAITID",
+		.cleanup	= nw_waitid_cleanup,
+	},
+	[NW_OP_FUTEX_WAIT] = {
+		.name		= "FUTEX_WAIT",
+		.cleanup	= nw_futex_cleanup,
+	},
+	[NW_OP_FUTEX_WAKE] = {
+		.name		= "FUTEX_WAKE",
+	},
+	[NW_OP_FUTEX_WAITV] = {
+		.name		= "FUTEX_WAITV",
+		.cleanup	= nw_futex_cleanup,
 	},
 	[NW_OP_FIXED_FD_INSTALL] = {
 		.name		= "FIXED_FD_INSTALL",
