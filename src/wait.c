@@ -27,7 +27,8 @@ struct wait_args {
 	const sigset_t *sig;	    /* NULL: keep the thread's mask */
 	const sigset_t *sleep_mask; /* the mask every sleep passes (wait_for) */
 	sigset_t sigbuf;
-	sigset_t old; /* the thread's mask, restored when the wait ends */
+	sigset_t old;	   /* the thread's mask, restored when the wait ends */
+	sigset_t sleepbuf; /* sleep_mask when sleep_mask_of added to it */
 };
 
 /*
@@ -351,6 +352,36 @@ static int spin(struct nw_ring *ring, unsigned int target,
 }
 
 /*
+ * The wait's mask, with the signals that would be ignored (SIGCHLD,
+ * SIGURG, SIGWINCH and SIGCONT at their default, or at SIG_IGN) kept
+ * blocked: one that came while the engine held the signals is pending, and
+ * a poll or epoll_pwait that let it in would say EINTR for it (epoll does
+ * not restart), where the kernel's wait never sees an ignored signal. It
+ * is dropped when enter gives the thread its mask back.
+ */
+static const sigset_t *sleep_mask_of(struct wait_args *wa)
+{
+	static const int ign[] = {SIGCHLD, SIGURG, SIGWINCH, SIGCONT};
+	const sigset_t *m = wa->sig ? wa->sig : &wa->old;
+	bool copied = false;
+
+	for (unsigned int i = 0; i < sizeof(ign) / sizeof(ign[0]); i++) {
+		struct sigaction sa;
+
+		if (sigismember(m, ign[i]) == 1 ||
+		    sigaction(ign[i], NULL, &sa) ||
+		    (sa.sa_flags & SA_SIGINFO) ||
+		    (sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN))
+			continue;
+		if (!copied)
+			wa->sleepbuf = *m;
+		copied = true;
+		sigaddset(&wa->sleepbuf, ign[i]);
+	}
+	return copied ? &wa->sleepbuf : m;
+}
+
+/*
  * Spin if the policy says so, then sleep; learn from how it went.
  * All signals are blocked for the whole wait, and every look and every
  * sleep passes the wait's mask (the sigmask argument, or the thread's
@@ -368,7 +399,7 @@ static int wait_for(struct nw_ring *ring, unsigned int target,
 	bool spun = budget > 0, hit = false;
 	int ret = 1;
 
-	wa->sleep_mask = wa->sig ? wa->sig : &wa->old;
+	wa->sleep_mask = sleep_mask_of(wa);
 	if (spun) {
 		ret = spin(ring, target, wa, drive, fd, budget);
 		hit = ret == 0;

@@ -3,7 +3,8 @@
  * IORING_OP_WAITID against the kernel: the argument errors, a child that
  * exits later (P_PID, P_ALL, P_PIDFD), one that exited already, WNOHANG,
  * the siginfo fields written (and only those), a bad siginfo pointer,
- * ASYNC_CANCEL (count 1, the child left to reap) and a LINK_TIMEOUT.
+ * ASYNC_CANCEL (count 1, the child left to reap), a LINK_TIMEOUT, and
+ * waits that the SIGCHLD of other children (ignored) does not end.
  */
 #include <signal.h>
 #include <unistd.h>
@@ -203,6 +204,30 @@ static void test_link_timeout(struct t_ring *r)
 	T_ASSERT_EQ(waitpid(k.pid, NULL, 0), k.pid);
 }
 
+/*
+ * Children exit while enter waits for a WAITID that stays: their SIGCHLD
+ * is ignored, so each wait ends by its timeout, never -EINTR.
+ */
+static void test_sigchld(struct t_ring *r)
+{
+	struct kid k = kid_start(0);
+	struct io_uring_cqe cqe;
+
+	prep_waitid(t_get_sqe(r), P_PID, k.pid, NULL, WEXITED, 8);
+	T_ASSERT_EQ(t_submit(r), 1);
+	for (int i = 0; i < 20; i++) {
+		pid_t p = fork();
+
+		T_ASSERT_GE(p, 0);
+		if (!p)
+			_exit(0);
+		T_ASSERT_EQ(t_wait_cqe_timeout(r, &cqe, 5), -ETIME);
+		T_ASSERT_EQ(waitpid(p, NULL, 0), p);
+	}
+	kid_go(&k);
+	t_expect_cqe(r, 8, 0);
+}
+
 int main(void)
 {
 	struct t_ring r;
@@ -218,6 +243,7 @@ int main(void)
 	test_fault(&r);
 	test_cancel(&r);
 	test_link_timeout(&r);
+	test_sigchld(&r);
 	t_ring_exit(&r);
 	return T_EXIT_PASS;
 }
