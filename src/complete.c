@@ -273,6 +273,7 @@ static void cq_commit(struct nw_ring *ring, bool from_worker)
 	    (!ring->evfd_async || from_worker) &&
 	    !(READ_ONCE(*ring->cq_flags) & IORING_CQ_EVENTFD_DISABLED)) {
 		ring->evfd_last_tail = tail;
+		__atomic_add_fetch(&ring->evfd_signals, 1, __ATOMIC_RELAXED);
 		eventfd_write(ring->evfd, 1);
 	}
 	ring_poll_wake(ring);
@@ -482,6 +483,8 @@ void nw_req_task_queue(struct nw_req *req)
 {
 	struct nw_ring *ring = req->ring;
 	struct nw_req *old = __atomic_load_n(&ring->tw_head, __ATOMIC_RELAXED);
+	/* Read before the push: once pushed, req may be run and freed. */
+	bool own_evfd = req->fd >= 0 && req->fd == READ_ONCE(ring->evfd_user);
 
 	do {
 		req->tw_next = old;
@@ -495,16 +498,21 @@ void nw_req_task_queue(struct nw_req *req)
 	/*
 	 * Only the push onto an empty list wakes: the woken thread drains
 	 * the whole list, this entry included. DEFER_TASKRUN: the eventfd
-	 * hears of queued work, not of CQEs.
+	 * hears of queued work, not of CQEs. Work for a request on that
+	 * eventfd itself was woken by it: the kernel defers a signal from
+	 * inside the eventfd's own wake-up (to RCU, after the program has
+	 * read it, as a rule), so none is sent here.
 	 */
 	if (old)
 		return;
 	if (ring->flags & IORING_SETUP_TASKRUN_FLAG)
 		__atomic_fetch_or(ring->sq_flags, IORING_SQ_TASKRUN,
 				  __ATOMIC_RELEASE);
-	if (READ_ONCE(ring->evfd) >= 0 &&
-	    !(READ_ONCE(*ring->cq_flags) & IORING_CQ_EVENTFD_DISABLED))
+	if (READ_ONCE(ring->evfd) >= 0 && !own_evfd &&
+	    !(READ_ONCE(*ring->cq_flags) & IORING_CQ_EVENTFD_DISABLED)) {
+		__atomic_add_fetch(&ring->evfd_signals, 1, __ATOMIC_RELAXED);
 		eventfd_write(READ_ONCE(ring->evfd), 1);
+	}
 	ring_wake(ring);
 }
 

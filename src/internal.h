@@ -284,6 +284,13 @@ struct nw_ring {
 	/* Registered eventfd (register.c), on the submit side. */
 	int evfd;
 	bool evfd_async;
+	/*
+	 * The program's number of it (what a POLL_ADD names), and a count of
+	 * the ring's own signals of it: a multishot poll woken by one ends,
+	 * the kernel's EPOLL_URING_WAKE (poll.c).
+	 */
+	int evfd_user;
+	unsigned int evfd_signals;
 
 	/* Waiters in GETEVENTS (wait.c). */
 	struct nw_spin spin; /* spin-before-sleep policy (spin.c) */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What poll.c and ringpoll.c share: private to the two, and only they
- * include this header. ringpoll.c parks a POLL_ADD of a ring's fd with
+ * What poll.c, pollverify.c and ringpoll.c share: private to them, and
+ * only they include this header. ringpoll.c parks a POLL_ADD of a ring's fd with
  * poll.c's machinery (park, unpark, the pfd's watch callback, multishot
  * CQEs); poll.c calls back into ringpoll.c only through the target ring's
  * poll_ops (ringpoll.h).
@@ -18,6 +18,7 @@
 struct nw_poll_ring {
 	struct nw_ring *target;
 	unsigned int wake_res; /* woken by the target's CQ post: POLLIN */
+	unsigned int evfd_sig; /* ring->evfd_signals when it was armed */
 	struct nw_list hash_node;
 };
 _Static_assert(sizeof(struct nw_poll_ring) <= NW_REQ_CMD_SIZE, "size");
@@ -36,6 +37,8 @@ void nw_poll_to_ready(struct nw_list *ready, struct nw_req *req);
 /* The watch callback of a pfd (pfd->io.cb), the reactor's harvest. */
 void nw_pollfd_fire(struct nw_io *io, unsigned int events,
 		    struct nw_harvest *h);
+/* CLOCK_MONOTONIC in nanoseconds (the watches' re-check, pollverify.c). */
+long long nw_poll_now_ns(void);
 /* Post a multishot event CQE (F_MORE) on the submit side, if still so. */
 void nw_poll_mshot_post(struct nw_req *req, unsigned int ready);
 

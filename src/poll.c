@@ -57,12 +57,11 @@
  * parked on it would wait forever; so the reactor re-checks the watches of
  * fds with parked requests after NW_VERIFY_NS, backing off to
  * NW_VERIFY_MAX_NS, and reissues what was parked on a stale one: a
- * bounded delay instead of a hang.
+ * bounded delay instead of a hang (pollverify.c).
  */
-#define NW_VERIFY_NS	 NW_POLL_VERIFY_NS
-#define NW_VERIFY_MAX_NS 5000000000LL
+#define NW_VERIFY_NS NW_POLL_VERIFY_NS
 
-static long long now_ns(void)
+long long nw_poll_now_ns(void)
 {
 	struct timespec ts;
 
@@ -175,7 +174,7 @@ void nw_poll_park(struct nw_ring *ring, struct nw_pollfd *pfd,
 {
 	if (nw_list_empty(&pfd->parked)) {
 		pfd->verify_ivl_ns = NW_VERIFY_NS;
-		pfd->verify_due_ns = now_ns() + NW_VERIFY_NS;
+		pfd->verify_due_ns = nw_poll_now_ns() + NW_VERIFY_NS;
 		nw_list_add_tail(&pfd->busy_node, &ring->busy_pfds);
 	}
 	req->poll_mask = mask;
@@ -257,6 +256,21 @@ aborted:
 	return NW_POLL_ABORTED;
 }
 
+static void poll_add_fire(struct nw_req *req, bool submit_side);
+
+/*
+ * Did the ring's signal of its own eventfd wake req, a POLL_ADD of it? Any
+ * since the arm counts: the kernel's EPOLL_URING_WAKE ends a multishot.
+ */
+static bool evfd_self_wake(struct nw_ring *ring, struct nw_pollfd *pfd,
+			   struct nw_req *req)
+{
+	return (req->flags & NW_REQ_F_POLL_ADD) &&
+	       pfd->fd == READ_ONCE(ring->evfd_user) &&
+	       __atomic_load_n(&ring->evfd_signals, __ATOMIC_RELAXED) !=
+		       nw_poll_ring_of(req)->evfd_sig;
+}
+
 /* Count an edge and move the requests it wakes to *ready. Under poll_lock. */
 static void pollfd_event(struct nw_ring *ring, struct nw_pollfd *pfd,
 			 unsigned int ev, struct nw_list *ready)
@@ -280,8 +294,13 @@ static void pollfd_event(struct nw_ring *ring, struct nw_pollfd *pfd,
 			continue;
 		}
 		/* A ring's own post woke it: no multishot loop through it. */
-		if (uring_wake)
+		if (!(req->flags & NW_REQ_F_TW_QUEUED) &&
+		    (uring_wake ||
+		     (!pfd->target && evfd_self_wake(ring, pfd, req)))) {
 			req->flags &= ~NW_REQ_F_MSHOT;
+			if (req->flags & NW_REQ_F_POLL_ADD)
+				req->tw_func = poll_add_fire; /* a oneshot */
+		}
 		if (req->flags & NW_REQ_F_MSHOT) {
 			req->poll_events |= ev; /* stays parked: mshot_tw */
 			continue;
@@ -430,7 +449,7 @@ static void pollfd_move(struct nw_ring *ring, struct nw_pollfd *pfd)
 		nw_list_del(&req->poll_node);
 		if (nw_list_empty(&dpfd->parked)) {
 			dpfd->verify_ivl_ns = NW_VERIFY_NS;
-			dpfd->verify_due_ns = now_ns() + NW_VERIFY_NS;
+			dpfd->verify_due_ns = nw_poll_now_ns() + NW_VERIFY_NS;
 			nw_list_add_tail(&dpfd->busy_node, &ring->busy_pfds);
 		}
 		nw_list_add_tail(&req->poll_node, &dpfd->parked);
@@ -518,54 +537,6 @@ void nw_poll_fd_range_closing(unsigned int first, unsigned int last)
 	for (i = 0; i < nr; i++)
 		nw_poll_fd_closing(fds[i]);
 	free(fds);
-}
-
-bool nw_poll_verify_due(struct nw_ring *ring)
-{
-	return ring->nr_parked && now_ns() >= ring->verify_due_ns;
-}
-
-/*
- * Re-check the watches of fds that have requests parked (see NW_VERIFY_NS).
- * A stale watch (the fd number now names another file, or none) is
- * replaced, and the reads and writes parked on it go to *ready to be
- * reissued. Called with poll_lock held.
- */
-void nw_poll_verify(struct nw_ring *ring, struct nw_list *ready)
-{
-	long long now = now_ns();
-	struct nw_list *bpos, *btmp;
-
-	ring->verify_due_ns = now + NW_VERIFY_NS;
-	nw_list_for_each_safe(bpos, btmp, &ring->busy_pfds) {
-		struct nw_pollfd *pfd =
-			nw_list_entry(bpos, struct nw_pollfd, busy_node);
-		struct nw_list *pos, *tmp;
-		int r;
-
-		if (now < pfd->verify_due_ns)
-			continue;
-		if (pfd->verify_ivl_ns < NW_VERIFY_MAX_NS)
-			pfd->verify_ivl_ns *= 2;
-		pfd->verify_due_ns = now + pfd->verify_ivl_ns;
-		if (pfd->target) {
-			pfd->target->poll_ops->verify(ring, pfd, ready);
-			continue;
-		}
-		r = nw_loop_add(&ring->loop, pfd->fd, &pfd->io);
-		if (r == 1)
-			continue; /* still the file we watch */
-		nw_fdcache_reset(pfd);
-		nw_list_for_each_safe(pos, tmp, &pfd->parked) {
-			struct nw_req *req =
-				nw_list_entry(pos, struct nw_req, poll_node);
-
-			if (req->flags & (NW_REQ_F_POLL_ADD | NW_REQ_F_MSHOT))
-				continue; /* the new watch will wake it */
-			nw_poll_unpark(ring, req);
-			nw_poll_to_ready(ready, req);
-		}
-	}
 }
 
 /*
@@ -678,6 +649,29 @@ void nw_poll_mshot_post(struct nw_req *req, unsigned int ready)
 	req->cflags = 0;
 }
 
+/*
+ * Park a POLL_ADD (poll_lock held; dropped here). A multishot one that is
+ * ready already gets its first event as task work, as the kernel's
+ * __io_arm_poll_handler queues it: its CQE says what is ready when the
+ * task work runs (on a DEFER_TASKRUN ring, in the program's next wait),
+ * not at submit.
+ */
+static int poll_add_park(struct nw_ring *ring, struct nw_pollfd *pfd,
+			 struct nw_req *req, unsigned int ready)
+{
+	bool queued = false;
+
+	nw_poll_park(ring, pfd, req, req->poll_mask);
+	if (ready) {
+		req->poll_events |= ready;
+		queued = mshot_queue(req);
+	}
+	pthread_mutex_unlock(&ring->poll_lock);
+	if (queued)
+		nw_req_task_queue(req);
+	return NW_QUEUED;
+}
+
 int nw_poll_add_issue(struct nw_req *req, unsigned int issue_flags)
 {
 	struct nw_ring *ring = req->ring;
@@ -688,6 +682,8 @@ int nw_poll_add_issue(struct nw_req *req, unsigned int issue_flags)
 	if (req->fd < 0)
 		return -EBADF;
 	req->tw_func = poll_add_fire; /* what readiness continues */
+	nw_poll_ring_of(req)->evfd_sig =
+		__atomic_load_n(&ring->evfd_signals, __ATOMIC_RELAXED);
 	if (unlikely(nw_poll_ring_of(req)->wake_res)) {
 		req->res = (int)nw_poll_ring_of(req)->wake_res;
 		nw_poll_ring_of(req)->wake_res = 0;
@@ -711,19 +707,14 @@ int nw_poll_add_issue(struct nw_req *req, unsigned int issue_flags)
 			req->res = (int)ready;
 			return NW_COMPLETE;
 		}
-		if (ready)
-			nw_poll_mshot_post(req, ready);
 		pthread_mutex_lock(&ring->poll_lock);
 		if (nw_loop_ensure(&ring->loop))
 			goto err_unlock;
 		pfd = nw_fdcache_get(ring, req->fd, true);
 		if (!pfd || pollfd_watch(ring, pfd))
 			goto err_unlock;
-		if (pfd->in_seq == seq0 || ready) {
-			nw_poll_park(ring, pfd, req, req->poll_mask);
-			pthread_mutex_unlock(&ring->poll_lock);
-			return NW_QUEUED;
-		}
+		if (pfd->in_seq == seq0 || ready)
+			return poll_add_park(ring, pfd, req, ready);
 		pthread_mutex_unlock(&ring->poll_lock);
 	}
 err_unlock:
@@ -817,6 +808,42 @@ void nw_poll_mshot_requeue(struct nw_req *req)
 }
 
 /*
+ * A multishot POLL_ADD's event (TW_QUEUED set: a cancel only marks it).
+ * A CQE that cannot be posted (the CQ full, a backlog) ends the poll as
+ * its final CQE, io_poll_check_events' downgrade. True while armed.
+ */
+static bool mshot_poll_event(struct nw_req *req)
+{
+	struct nw_ring *ring = req->ring;
+	unsigned int mask = poll_result(req);
+	bool again = false, done = true;
+
+	pthread_mutex_lock(&ring->poll_lock);
+	if (req->poll_canceled) {
+		nw_req_set_fail(req, -ECANCELED);
+	} else if (mask && nw_cq_full(ring)) {
+		nw_poll_unpark(ring, req);
+		req->res = (int)mask;
+	} else {
+		done = false;
+		again = req->poll_events; /* edges meanwhile: another turn */
+		req->poll_events = 0;
+	}
+	if (done)
+		req->flags &= ~NW_REQ_F_MSHOT;
+	if (!again)
+		req->flags &= ~NW_REQ_F_TW_QUEUED;
+	pthread_mutex_unlock(&ring->poll_lock);
+	if (done)
+		return false;
+	if (mask)
+		nw_poll_mshot_post(req, mask);
+	if (again)
+		nw_req_task_queue(req);
+	return true;
+}
+
+/*
  * A multishot event queued by the reactor, delivered on the submit side.
  * Returns true while the request stays armed.
  */
@@ -834,16 +861,15 @@ static bool mshot_event(struct nw_req *req)
 	}
 	ev = req->poll_events;
 	req->poll_events = 0;
-	req->flags &= ~NW_REQ_F_TW_QUEUED;
 	canceled = req->poll_canceled;
+	if (canceled || !ev)
+		req->flags &= ~NW_REQ_F_TW_QUEUED;
 	pthread_mutex_unlock(&ring->poll_lock);
 	if (canceled) {
 		nw_req_set_fail(req, -ECANCELED);
 		return false;
 	}
-	if (ev)
-		nw_poll_mshot_post(req, 0);
-	return true;
+	return !ev || mshot_poll_event(req);
 }
 
 /* The task work of a multishot request: its event, or its end. */

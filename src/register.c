@@ -99,6 +99,7 @@ static int eventfd_register(struct nw_ring *ring, void *arg,
 	nw_submit_lock(ring);
 	ring->evfd_async = async;
 	ring->evfd_last_tail = ring->cached_cq_tail;
+	WRITE_ONCE(ring->evfd_user, fd);
 	WRITE_ONCE(ring->evfd, own);
 	nw_submit_unlock(ring);
 	/* DEFER_TASKRUN: readiness of what is parked must now signal it. */
@@ -128,6 +129,7 @@ static int reg_unregister_eventfd(struct nw_ring *ring, void *arg,
 	nw_submit_lock(ring);
 	fd = ring->evfd;
 	WRITE_ONCE(ring->evfd, -1);
+	WRITE_ONCE(ring->evfd_user, -1);
 	nw_submit_unlock(ring);
 	if (fd < 0)
 		return -ENXIO;

@@ -193,6 +193,7 @@ static struct nw_ring *ring_alloc(const struct io_uring_params *p)
 		ring->submitter_tid = nw_gettid();
 	ring->ovf_tail = &ring->ovf_head;
 	ring->evfd = -1;
+	ring->evfd_user = -1;
 	ring->poll_ops = &nw_ring_poll_ops;
 	ring->release = ring_release;
 	ring->poll_evfd = -1;
