@@ -221,7 +221,8 @@ static void cq_overflow(struct nw_ring *ring, const struct nw_cqe *c)
 	ring->nr_overflowed++;
 	ovf->next = NULL;
 	ovf->cqe = *c;
-	*ring->ovf_tail = ovf;
+	/* A waiter looks at ovf_head unlocked (wait.c): a relaxed store. */
+	WRITE_ONCE(*ring->ovf_tail, ovf);
 	ring->ovf_tail = &ovf->next;
 	__atomic_fetch_or(ring->sq_flags, IORING_SQ_CQ_OVERFLOW,
 			  __ATOMIC_RELEASE);
@@ -359,7 +360,7 @@ bool nw_cq_flush_overflow(struct nw_ring *ring)
 		struct nw_ovf *ovf = ring->ovf_head;
 
 		cq_write(ring, &ovf->cqe);
-		ring->ovf_head = ovf->next;
+		WRITE_ONCE(ring->ovf_head, ovf->next);
 		free(ovf);
 		moved = true;
 	}

@@ -173,8 +173,9 @@ struct nw_req {
 	unsigned int park_gen;	  /* ring->submit_gen when it parked */
 	/* Unparked by a cancel while TW_QUEUED: its task work ends it. */
 	bool poll_canceled;
-	pid_t task_tid; /* the thread that submitted it (signals go there) */
-	uint64_t seq;	/* which use of this request struct (cancel identity) */
+	bool poll_drain; /* ...after one last turn takes what is pending */
+	pid_t task_tid;	 /* the thread that submitted it (signals go there) */
+	uint64_t seq; /* which use of this request struct (cancel identity) */
 	struct nw_req *ltimeout; /* the LINK_TIMEOUT guarding it, if armed */
 	struct nw_rsrc_node *file_node; /* fixed file in use (FIXED_DONE) */
 	struct nw_rsrc_node *buf_node; /* registered buffer in use (BUF_NODE) */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What poll.c, pollverify.c and ringpoll.c share: private to them, and
- * only they include this header. ringpoll.c parks a POLL_ADD of a ring's fd with
+ * What poll.c, pollremove.c, pollverify.c and ringpoll.c share: private
+ * to them, and only they include this header. ringpoll.c parks a POLL_ADD of a ring's fd with
  * poll.c's machinery (park, unpark, the pfd's watch callback, multishot
  * CQEs); poll.c calls back into ringpoll.c only through the target ring's
  * poll_ops (ringpoll.h).
@@ -37,6 +37,10 @@ void nw_poll_to_ready(struct nw_list *ready, struct nw_req *req);
 /* The watch callback of a pfd (pfd->io.cb), the reactor's harvest. */
 void nw_pollfd_fire(struct nw_io *io, unsigned int events,
 		    struct nw_harvest *h);
+/* The POLL_ADD hash bucket of user_data (ring->poll_hash). */
+struct nw_list *nw_poll_bucket(struct nw_ring *ring, uint64_t user_data);
+/* A POLL_ADD/POLL_REMOVE SQE's event mask (io_poll_parse_events). */
+unsigned int nw_poll_parse_events(const struct io_uring_sqe *sqe);
 /* CLOCK_MONOTONIC in nanoseconds (the watches' re-check, pollverify.c). */
 long long nw_poll_now_ns(void);
 /* Post a multishot event CQE (F_MORE) on the submit side, if still so. */

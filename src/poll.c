@@ -163,7 +163,7 @@ static int pollfd_watch(struct nw_ring *ring, struct nw_pollfd *pfd)
 	return 0;
 }
 
-static struct nw_list *poll_bucket(struct nw_ring *ring, uint64_t user_data)
+struct nw_list *nw_poll_bucket(struct nw_ring *ring, uint64_t user_data)
 {
 	return &ring->poll_hash[(user_data * 0x9E3779B97F4A7C15ULL) >> 58];
 }
@@ -181,12 +181,13 @@ void nw_poll_park(struct nw_ring *ring, struct nw_pollfd *pfd,
 	req->pfd = pfd;
 	req->park_gen = __atomic_load_n(&ring->submit_gen, __ATOMIC_RELAXED);
 	req->poll_canceled = false;
+	req->poll_drain = false;
 	nw_parks++;
 	nw_list_add_tail(&req->poll_node, &pfd->parked);
 	__atomic_add_fetch(&ring->nr_parked, 1, __ATOMIC_RELAXED);
 	if (req->flags & NW_REQ_F_POLL_ADD)
 		nw_list_add_tail(&nw_poll_ring_of(req)->hash_node,
-				 poll_bucket(ring, req->user_data));
+				 nw_poll_bucket(ring, req->user_data));
 	if ((req->flags & NW_REQ_F_POLL_ADD) && pfd->target) {
 		nw_poll_ring_of(req)->target = pfd->target;
 		__atomic_add_fetch(&pfd->target->ring_pollers, 1,
@@ -560,16 +561,32 @@ void nw_pollfd_fire(struct nw_io *io, unsigned int events, struct nw_harvest *h)
 }
 
 /*
+ * A multishot RECV or RECVMSG being cancelled on a ring whose task work
+ * runs at once (not DEFER_TASKRUN): the kernel's wake-up would have
+ * received what came before the cancel already (task work at the
+ * sender's return), so its last turn takes that, then it ends.
+ */
+static bool cancel_drains(const struct nw_req *req)
+{
+	return (req->flags & NW_REQ_F_MSHOT) && !req->ring->lockless_cq &&
+	       (req->opcode == IORING_OP_RECV ||
+		req->opcode == IORING_OP_RECVMSG);
+}
+
+/*
  * ASYNC_CANCEL's part: unpark the requests match() accepts (the first, or
  * all) onto *out (poll_node), marked failed with -ECANCELED, for the
- * caller to complete. A multishot poll with an event on its way is only
- * marked, and ends when that event is delivered.
+ * caller to complete. A multishot with an event on its way is only
+ * marked, and ends when that event is delivered; a multishot receive is
+ * given that last turn (cancel_drains).
  */
 int nw_poll_cancel(struct nw_ring *ring, bool (*match)(struct nw_req *, void *),
 		   void *arg, bool all, struct nw_list *out)
 {
-	struct nw_list *pos, *tmp, *bpos, *btmp;
+	struct nw_list *pos, *tmp, *bpos, *btmp, last;
 	int n = 0;
+
+	nw_list_init(&last);
 
 	pthread_mutex_lock(&ring->poll_lock);
 	nw_list_for_each_safe(bpos, btmp, &ring->busy_pfds) {
@@ -586,8 +603,15 @@ int nw_poll_cancel(struct nw_ring *ring, bool (*match)(struct nw_req *, void *),
 				continue;
 			nw_poll_unpark(ring, req);
 			n++;
+			req->poll_drain = cancel_drains(req);
 			if (req->flags & NW_REQ_F_TW_QUEUED) {
 				req->poll_canceled = true;
+				continue;
+			}
+			if (req->poll_drain) {
+				req->poll_canceled = true;
+				mshot_queue(req);
+				nw_list_add_tail(pos, &last);
 				continue;
 			}
 			nw_req_set_fail(req, -ECANCELED);
@@ -595,20 +619,17 @@ int nw_poll_cancel(struct nw_ring *ring, bool (*match)(struct nw_req *, void *),
 		}
 	}
 	pthread_mutex_unlock(&ring->poll_lock);
+	nw_list_for_each_safe(pos, tmp, &last) {
+		nw_list_del(pos);
+		nw_req_task_queue(nw_list_entry(pos, struct nw_req, poll_node));
+	}
 	return n ? n : -ENOENT;
 }
 
-/* ---- IORING_OP_POLL_ADD / IORING_OP_POLL_REMOVE ---- */
-
-struct nw_poll_update {
-	uint64_t old_user_data, new_user_data;
-	unsigned int events;
-	bool update_events, update_user_data;
-};
-_Static_assert(sizeof(struct nw_poll_update) <= NW_REQ_CMD_SIZE, "size");
+/* ---- IORING_OP_POLL_ADD (POLL_REMOVE: pollremove.c) ---- */
 
 /* io_poll_parse_events: the 32-bit mask, plus what is always reported. */
-static unsigned int parse_events(const struct io_uring_sqe *sqe)
+unsigned int nw_poll_parse_events(const struct io_uring_sqe *sqe)
 {
 	return READ_ONCE(sqe->poll32_events) | NW_POLL_ALWAYS;
 }
@@ -626,7 +647,7 @@ int nw_poll_add_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 		return -EINVAL;
 	if ((flags & IORING_POLL_ADD_MULTI) && (req->flags & NW_REQ_F_CQE_SKIP))
 		return -EINVAL;
-	req->poll_mask = parse_events(sqe);
+	req->poll_mask = nw_poll_parse_events(sqe);
 	req->poll_events = 0;
 	req->poll_arms = 0;
 	req->flags |= NW_REQ_F_POLL_ADD;
@@ -854,7 +875,9 @@ static bool mshot_event(struct nw_req *req)
 	bool canceled;
 
 	pthread_mutex_lock(&ring->poll_lock);
-	if (!(req->flags & NW_REQ_F_POLL_ADD) && !req->poll_canceled) {
+	if (!(req->flags & NW_REQ_F_POLL_ADD) &&
+	    (!req->poll_canceled || req->poll_drain)) {
+		req->poll_drain = false;
 		req->poll_events = 0;
 		pthread_mutex_unlock(&ring->poll_lock);
 		return mshot_op_tw(req);
@@ -877,122 +900,4 @@ static void mshot_tw(struct nw_req *req, bool submit_side)
 {
 	if (!mshot_event(req))
 		nw_req_finish(req, submit_side);
-}
-
-int nw_poll_remove_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
-{
-	struct nw_poll_update *upd = nw_req_cmd(req, struct nw_poll_update);
-	unsigned int flags;
-
-	if (READ_ONCE(sqe->buf_index) || READ_ONCE(sqe->splice_fd_in))
-		return -EINVAL;
-	flags = READ_ONCE(sqe->len);
-	if (flags & ~(IORING_POLL_UPDATE_EVENTS | IORING_POLL_UPDATE_USER_DATA |
-		      IORING_POLL_ADD_MULTI))
-		return -EINVAL;
-	if (flags == IORING_POLL_ADD_MULTI)
-		return -EINVAL;
-	upd->old_user_data = READ_ONCE(sqe->addr);
-	upd->update_events = flags & IORING_POLL_UPDATE_EVENTS;
-	upd->update_user_data = flags & IORING_POLL_UPDATE_USER_DATA;
-	upd->new_user_data = READ_ONCE(sqe->off);
-	if (!upd->update_user_data && upd->new_user_data)
-		return -EINVAL;
-	if (upd->update_events) {
-		upd->events = parse_events(sqe);
-		if (flags & IORING_POLL_ADD_MULTI)
-			upd->events |= 1U << 31; /* multishot from now on */
-	} else if (READ_ONCE(sqe->poll32_events)) {
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/* Find and unpark the POLL_ADD with user_data. Under poll_lock. */
-static struct nw_req *poll_find(struct nw_ring *ring, uint64_t user_data)
-{
-	struct nw_list *head = poll_bucket(ring, user_data), *pos;
-
-	for (pos = head->next; pos != head; pos = pos->next) {
-		struct nw_poll_ring *pr =
-			nw_list_entry(pos, struct nw_poll_ring, hash_node);
-		struct nw_req *r = container_of((void *)pr, struct nw_req, cmd);
-
-		if (r->user_data != user_data)
-			continue;
-		nw_poll_unpark(ring, r);
-		return r;
-	}
-	return NULL;
-}
-
-static void target_finish(struct nw_req *target, unsigned int issue_flags)
-{
-	if (issue_flags & NW_ISSUE_F_NONBLOCK)
-		nw_req_finish(target, true);
-	else
-		nw_req_complete_async(target);
-}
-
-/* Apply an update to target (unparked, owned by us). */
-static void poll_update_apply(struct nw_req *target,
-			      const struct nw_poll_update *upd, bool queued)
-{
-	if (upd->update_user_data)
-		target->user_data = upd->new_user_data;
-	if (!upd->update_events)
-		return;
-	target->poll_mask = upd->events & ~(1U << 31);
-	/* An event on its way is delivered as multishot: keep the kind. */
-	if (queued)
-		return;
-	if (upd->events & (1U << 31))
-		target->flags |= NW_REQ_F_MSHOT;
-	else
-		target->flags &= ~NW_REQ_F_MSHOT;
-}
-
-int nw_poll_remove_issue(struct nw_req *req, unsigned int issue_flags)
-{
-	struct nw_poll_update *upd = nw_req_cmd(req, struct nw_poll_update);
-	bool update = upd->update_events || upd->update_user_data;
-	struct nw_ring *ring = req->ring;
-	struct nw_req *target;
-	bool queued;
-	int r;
-
-	pthread_mutex_lock(&ring->poll_lock);
-	target = poll_find(ring, upd->old_user_data);
-	queued = target && (target->flags & NW_REQ_F_TW_QUEUED);
-	if (queued && !update)
-		target->poll_canceled = true; /* mshot_tw ends it */
-	if (queued && update) {
-		/*
-		 * A multishot with an event queued for the submit side: it
-		 * must stay alive for mshot_tw, so it is parked again as
-		 * it is, with the update, and not re-armed or finished here.
-		 */
-		poll_update_apply(target, upd, true);
-		nw_poll_park(ring, target->pfd, target, target->poll_mask);
-	}
-	pthread_mutex_unlock(&ring->poll_lock);
-	req->res = 0;
-	if (!target)
-		return -ENOENT;
-	if (queued)
-		return NW_COMPLETE;
-	if (!update) {
-		nw_req_set_fail(target, -ECANCELED);
-		target_finish(target, issue_flags);
-		return NW_COMPLETE;
-	}
-	poll_update_apply(target, upd, false);
-	/* Re-arm: it may be ready under the new mask. */
-	r = nw_poll_add_issue(target, issue_flags);
-	if (r != NW_QUEUED) {
-		if (r < 0)
-			nw_req_set_fail(target, r);
-		target_finish(target, issue_flags);
-	}
-	return NW_COMPLETE;
 }

@@ -181,6 +181,49 @@ static void test_cancel(void)
 	close(s[1]);
 }
 
+/*
+ * Data sent right before the cancel is received first (recv-multishot.t's
+ * early_error=3): the kernel's wake-up receives it in task work before
+ * the send returns; the engine's cancel gives the recv that last turn.
+ */
+static void test_cancel_pending(void)
+{
+	struct io_uring_cqe cqe;
+	struct io_uring_sqe *sqe;
+	struct t_ring r;
+	int s[2], data = 0, done = 0;
+
+	T_ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, s), 0);
+	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
+	provide(&r, 4, 2, 0);
+	recv_mshot(&r, IORING_OP_RECV, s[0], NULL, 2, 1);
+	T_ASSERT_EQ(t_submit(&r), 1);
+	T_ASSERT_EQ(write(s[1], "cd", 2), 2);
+	sqe = t_get_sqe(&r);
+	t_prep_nop(sqe, 2);
+	sqe->opcode = IORING_OP_ASYNC_CANCEL;
+	sqe->addr = 1;
+	T_ASSERT_EQ(t_submit(&r), 1);
+	while (done != 2) {
+		T_ASSERT_EQ(t_wait_cqe(&r, &cqe), 0);
+		if (cqe.user_data == 2) {
+			T_ASSERT_EQ(cqe.res, 0);
+			done++;
+		} else if (cqe.flags & F_MORE) {
+			T_ASSERT_EQ(cqe.user_data * 100 + cqe.res, 100 + 2);
+			data++;
+		} else {
+			T_ASSERT_EQ(cqe.user_data * 100 - cqe.res,
+				    100 + ECANCELED);
+			done++;
+		}
+	}
+	T_ASSERT_EQ(data, 1);
+	t_ring_exit(&r);
+	close(s[0]);
+	close(s[1]);
+}
+
 /* Take CQEs until the recv's last one (no F_MORE); returns its res. */
 static int race_collect(struct t_ring *r, int *nbufs, int *nbytes)
 {
@@ -483,6 +526,7 @@ int main(void)
 	test_prep_errors();
 	test_recv_stream();
 	test_cancel();
+	test_cancel_pending();
 	test_cancel_race();
 	test_buf_ring();
 	test_recvmsg_udp();
