@@ -71,6 +71,15 @@ void nowait_hook_fd_closing(int fd);
 void nowait_hook_fd_range_closing(unsigned int first, unsigned int last);
 
 /*
+ * The program wrote to an fd (write, writev, eventfd_write interposers,
+ * after the real call): what it made ready for a POLL_ADD is harvested
+ * now, as the kernel's wake-up runs inside the write (its task work
+ * before the write returns; on DEFER_TASKRUN rings, IORING_SQ_TASKRUN).
+ * One load while no POLL_ADD is parked.
+ */
+void nowait_hook_wrote(void);
+
+/*
  * Does the ring of pollfd (nowait_ring_pollfd) still have an fd or a
  * mapping of the program's? 1, 0 (the kernel would have released the
  * ring's file, and with it its epoll registrations) or -errno. Costs a

@@ -60,6 +60,7 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 #include <nowait-hook.h>
 
@@ -87,6 +88,7 @@ typedef int (*close_range_fn)(unsigned int, unsigned int, int);
 typedef void (*closefrom_fn)(int);
 typedef int (*pipe_fn)(int[2]);
 typedef int (*pipe2_fn)(int[2], int);
+typedef int (*eventfd_write_fn)(int, eventfd_t);
 
 static read_fn real_read;
 static write_fn real_write;
@@ -99,6 +101,7 @@ static close_range_fn real_close_range;
 static closefrom_fn real_closefrom;
 static pipe_fn real_pipe;
 static pipe2_fn real_pipe2;
+static eventfd_write_fn real_eventfd_write;
 
 static void *next_sym(const char *name)
 {
@@ -118,6 +121,7 @@ static void resolve(void)
 	real_closefrom = (closefrom_fn)next_sym("closefrom");
 	real_pipe = (pipe_fn)next_sym("pipe");
 	real_pipe2 = (pipe2_fn)next_sym("pipe2");
+	real_eventfd_write = (eventfd_write_fn)next_sym("eventfd_write");
 }
 
 /* Called before our constructor ran (another library's constructor). */
@@ -530,6 +534,7 @@ out_err:
 
 int nw_preload_ring_read(int fd); /* route.c */
 void nw_preload_fd_closing(int fd);
+void nw_preload_wrote(void);
 void nw_preload_fd_range_closing(unsigned int first, unsigned int last);
 void nw_readiness_dup(int oldfd, int newfd); /* readiness.c */
 
@@ -549,16 +554,40 @@ PUBLIC ssize_t read(int fd, void *buf, size_t count)
 	return spin_io(fd, &iov, 1, 0, count);
 }
 
+/* After a write that took something: the engine's wake-up (route.c). */
+static ssize_t wrote(ssize_t r)
+{
+	if (r > 0) {
+		int e = errno;
+
+		nw_preload_wrote();
+		errno = e;
+	}
+	return r;
+}
+
 PUBLIC ssize_t write(int fd, const void *buf, size_t count)
 {
 	struct iovec iov;
 
 	ENSURE(real_write);
 	if (pass_through())
-		return real_write(fd, buf, count);
+		return wrote(real_write(fd, buf, count));
 	iov.iov_base = (void *)buf;
 	iov.iov_len = count;
-	return spin_io(fd, &iov, 1, 1, count);
+	return wrote(spin_io(fd, &iov, 1, 1, count));
+}
+
+/* glibc's eventfd_write calls its own write, not the interposed one. */
+PUBLIC int eventfd_write(int fd, eventfd_t value)
+{
+	int r;
+
+	ENSURE(real_eventfd_write);
+	r = real_eventfd_write(fd, value);
+	if (r == 0)
+		wrote(1);
+	return r;
 }
 
 static size_t iov_total(const struct iovec *iov, int cnt, int *ok)
@@ -597,11 +626,11 @@ PUBLIC ssize_t writev(int fd, const struct iovec *iov, int cnt)
 
 	ENSURE(real_writev);
 	if (pass_through())
-		return real_writev(fd, iov, cnt);
+		return wrote(real_writev(fd, iov, cnt));
 	t = iov_total(iov, cnt, &ok);
 	if (!ok)
 		return real_writev(fd, iov, cnt);
-	return spin_io(fd, iov, cnt, 1, t);
+	return wrote(spin_io(fd, iov, cnt, 1, t));
 }
 
 /* _FORTIFY_SOURCE builds call __read_chk for read(). */

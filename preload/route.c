@@ -166,6 +166,18 @@ void nw_preload_fd_closing(int fd)
 	}
 }
 
+/*
+ * The program wrote to an fd (pipespin.c's write interposers, after the
+ * real call): the engine harvests what it made ready for a POLL_ADD, as
+ * the kernel's wake-up inside the write does. Nothing in kernel mode.
+ */
+void nw_preload_wrote(void);
+void nw_preload_wrote(void)
+{
+	if (user_mode)
+		nowait_hook_wrote();
+}
+
 void nw_preload_fd_range_closing(unsigned int first, unsigned int last);
 void nw_preload_fd_range_closing(unsigned int first, unsigned int last)
 {

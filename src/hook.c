@@ -9,6 +9,7 @@
 #include "fdcache.h"
 #include "poll.h"
 #include "pressure.h"
+#include "reactor.h"
 #include "ringpoll.h"
 
 long nowait_hook_enter(int fd, unsigned int to_submit,
@@ -43,21 +44,33 @@ void nowait_hook_pressure_share(void)
 	nw_pressure_share();
 }
 
+/*
+ * The close hooks count as engine code while they run: a write of a
+ * signal handler meanwhile must not harvest (nowait_hook_wrote) under
+ * the poll_lock they hold.
+ */
 void nowait_hook_fd_closing(int fd)
 {
-	if (!nw_in_engine) { /* the engine's own close (internal.h) */
-		nw_ring_fd_closing(fd);
-		nw_poll_fd_closing(fd);
-	}
+	if (nw_in_engine) /* the engine's own close (internal.h) */
+		return;
+	nw_in_engine++;
+	nw_ring_fd_closing(fd);
+	nw_poll_fd_closing(fd);
+	nw_in_engine--;
+}
+
+void nowait_hook_wrote(void)
+{
+	nw_reactor_sync_wake();
 }
 
 void nowait_hook_fd_range_closing(unsigned int first, unsigned int last)
 {
-	if (!nw_in_engine) {
-		for (unsigned int fd = first; fd <= last && fd < 4096; fd++)
-			nw_ring_fd_closing((int)fd);
-		nw_poll_fd_range_closing(first, last);
-	}
+	if (nw_in_engine)
+		return;
+	nw_in_engine++;
+	nw_poll_fd_range_closing(first, last);
+	nw_in_engine--;
 }
 
 int nowait_hook_ring_pollfd_referenced(int pollfd)

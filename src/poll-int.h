@@ -19,6 +19,7 @@ struct nw_poll_ring {
 	struct nw_ring *target;
 	unsigned int wake_res; /* woken by the target's CQ post: POLLIN */
 	unsigned int evfd_sig; /* ring->evfd_signals when it was armed */
+	unsigned int wake_ev;  /* what the wake-up said (its mask if gone) */
 	struct nw_list hash_node;
 };
 _Static_assert(sizeof(struct nw_poll_ring) <= NW_REQ_CMD_SIZE, "size");

@@ -71,6 +71,7 @@ long long nw_poll_now_ns(void)
 
 static unsigned long stat_reissue;
 __thread unsigned int nw_parks __attribute__((tls_model("initial-exec")));
+unsigned int nw_poll_adds_parked; /* in the process (nw_reactor_sync_wake) */
 
 unsigned long nw_stat_reissue(void)
 {
@@ -185,9 +186,11 @@ void nw_poll_park(struct nw_ring *ring, struct nw_pollfd *pfd,
 	nw_parks++;
 	nw_list_add_tail(&req->poll_node, &pfd->parked);
 	__atomic_add_fetch(&ring->nr_parked, 1, __ATOMIC_RELAXED);
-	if (req->flags & NW_REQ_F_POLL_ADD)
+	if (req->flags & NW_REQ_F_POLL_ADD) {
 		nw_list_add_tail(&nw_poll_ring_of(req)->hash_node,
 				 nw_poll_bucket(ring, req->user_data));
+		__atomic_add_fetch(&nw_poll_adds_parked, 1, __ATOMIC_RELAXED);
+	}
 	if ((req->flags & NW_REQ_F_POLL_ADD) && pfd->target) {
 		nw_poll_ring_of(req)->target = pfd->target;
 		__atomic_add_fetch(&pfd->target->ring_pollers, 1,
@@ -201,8 +204,10 @@ void nw_poll_unpark(struct nw_ring *ring, struct nw_req *req)
 	nw_list_del(&req->poll_node);
 	if (nw_list_empty(&req->pfd->parked))
 		nw_list_del(&req->pfd->busy_node);
-	if (req->flags & NW_REQ_F_POLL_ADD)
+	if (req->flags & NW_REQ_F_POLL_ADD) {
 		nw_list_del(&nw_poll_ring_of(req)->hash_node);
+		__atomic_sub_fetch(&nw_poll_adds_parked, 1, __ATOMIC_RELAXED);
+	}
 	__atomic_sub_fetch(&ring->nr_parked, 1, __ATOMIC_RELAXED);
 	if ((req->flags & NW_REQ_F_POLL_ADD) && nw_poll_ring_of(req)->target) {
 		__atomic_sub_fetch(&nw_poll_ring_of(req)->target->ring_pollers,
@@ -306,6 +311,8 @@ static void pollfd_event(struct nw_ring *ring, struct nw_pollfd *pfd,
 			req->poll_events |= ev; /* stays parked: mshot_tw */
 			continue;
 		}
+		if (req->flags & NW_REQ_F_POLL_ADD)
+			nw_poll_ring_of(req)->wake_ev = hit;
 		nw_poll_unpark(ring, req);
 		nw_poll_to_ready(ready, req);
 	}
@@ -655,6 +662,7 @@ int nw_poll_add_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 		req->flags |= NW_REQ_F_MSHOT;
 	nw_poll_ring_of(req)->target = NULL;
 	nw_poll_ring_of(req)->wake_res = 0;
+	nw_poll_ring_of(req)->wake_ev = 0;
 	return 0;
 }
 
@@ -724,6 +732,10 @@ int nw_poll_add_issue(struct nw_req *req, unsigned int issue_flags)
 		if (p.revents & POLLNVAL)
 			return -EBADF;
 		ready = (unsigned short)p.revents & req->poll_mask;
+		/* Gone since the wake-up: the kernel reports its mask. */
+		if (!ready)
+			ready = nw_poll_ring_of(req)->wake_ev & req->poll_mask;
+		nw_poll_ring_of(req)->wake_ev = 0;
 		if (ready && !(req->flags & NW_REQ_F_MSHOT)) {
 			req->res = (int)ready;
 			return NW_COMPLETE;
@@ -833,11 +845,14 @@ void nw_poll_mshot_requeue(struct nw_req *req)
  * A CQE that cannot be posted (the CQ full, a backlog) ends the poll as
  * its final CQE, io_poll_check_events' downgrade. True while armed.
  */
-static bool mshot_poll_event(struct nw_req *req)
+static bool mshot_poll_event(struct nw_req *req, unsigned int ev)
 {
 	struct nw_ring *ring = req->ring;
 	unsigned int mask = poll_result(req);
 	bool again = false, done = true;
+
+	if (!mask) /* gone since the wake-up: the kernel reports its mask */
+		mask = ev & (req->poll_mask | NW_POLL_ALWAYS);
 
 	pthread_mutex_lock(&ring->poll_lock);
 	if (req->poll_canceled) {
@@ -892,7 +907,7 @@ static bool mshot_event(struct nw_req *req)
 		nw_req_set_fail(req, -ECANCELED);
 		return false;
 	}
-	return !ev || mshot_poll_event(req);
+	return !ev || mshot_poll_event(req, ev);
 }
 
 /* The task work of a multishot request: its event, or its end. */

@@ -81,7 +81,7 @@ static void harvest(struct nw_ring *ring, const struct nw_loop_event *ev, int n,
 		if (ev[i].io)
 			ev[i].io->cb(ev[i].io, ev[i].events, h);
 	/* Never touch the program's fds for a ring it let go of. */
-	if (nw_poll_verify_due(ring) &&
+	if (h->mode != NW_RUN_SYNC && nw_poll_verify_due(ring) &&
 	    !(h->mode == NW_RUN_BG && ring_gone(ring)))
 		nw_poll_verify(ring, &h->ready);
 	pthread_mutex_unlock(&ring->poll_lock);
@@ -113,7 +113,8 @@ static void run_ready(struct nw_ring *ring, struct nw_harvest *h)
 			   (h->mode == NW_RUN_SUBMIT && !ring->lockless_cq);
 	struct nw_list *pos, *tmp;
 
-	if (h->mode == NW_RUN_BG && ring->lockless_cq) {
+	if ((h->mode == NW_RUN_BG || h->mode == NW_RUN_SYNC) &&
+	    ring->lockless_cq) {
 		defer_ready(h);
 		return;
 	}
@@ -181,6 +182,9 @@ int nw_reactor_run(struct nw_ring *ring, const struct timespec *timeout,
 	for (i = 0; mode == NW_RUN_SUBMIT && i < n; i++)
 		if (!ev[i].io &&
 		    __atomic_load_n(&ring->driver, __ATOMIC_RELAXED))
+			nw_loop_wake(&ring->loop);
+	for (i = 0; mode == NW_RUN_SYNC && i < n; i++)
+		if (!ev[i].io) /* a kick for whoever harvests: not ours */
 			nw_loop_wake(&ring->loop);
 	if (mode == NW_RUN_BG &&
 	    (ring->dead || ring->gone || exit_asked(ring) ||
@@ -278,6 +282,35 @@ static void *reactor_main(void *arg)
 	}
 	reactor_teardown(ring);
 	return NULL;
+}
+
+/*
+ * Each ring with something parked is harvested without sleeping, again
+ * while a round found events (a CQE it posted may signal an eventfd a
+ * poll waits on, as the kernel's task work runs until none is left),
+ * at most a few rounds. The thread counts as the engine's meanwhile: the
+ * engine's own eventfd writes come back through the interposers.
+ */
+void nw_reactor_sync_wake(void)
+{
+	static const struct timespec zero;
+	struct nw_ring *ring = NULL;
+
+	if (likely(!__atomic_load_n(&nw_poll_adds_parked, __ATOMIC_RELAXED)) ||
+	    nw_in_engine)
+		return;
+	nw_in_engine++;
+	while ((ring = nw_ring_next(ring))) {
+		if (!__atomic_load_n(&ring->nr_parked, __ATOMIC_RELAXED) ||
+		    !nw_loop_ready(&ring->loop) ||
+		    __atomic_load_n(&ring->dead, __ATOMIC_ACQUIRE) ||
+		    ring->gone)
+			continue;
+		for (int i = 0; i < 4; i++)
+			if (nw_reactor_run(ring, &zero, NULL, NW_RUN_SYNC) <= 0)
+				break;
+	}
+	nw_in_engine--;
 }
 
 /*

@@ -14,6 +14,7 @@ enum nw_run_mode {
 	NW_RUN_BG, /* the reactor thread: completions go to the submit side */
 	NW_RUN_DRIVER, /* a waiter in enter: takes the submit side to complete */
 	NW_RUN_SUBMIT, /* the submitter after a batch: holds the submit side */
+	NW_RUN_SYNC, /* a program's write: as NW_RUN_BG, nothing else (sync) */
 };
 
 /*
@@ -36,6 +37,13 @@ void nw_reactor_ensure(struct nw_ring *ring);
  * harvest what a worker parks while this waiter sleeps.
  */
 bool nw_reactor_want_driver(struct nw_ring *ring);
+/*
+ * The program wrote to some fd (the preload's write interposers): what
+ * that made ready is harvested now, as the kernel's wake-up runs inside
+ * the write and its task work before the write returns. Only while a
+ * POLL_ADD is parked in the process (one load otherwise).
+ */
+void nw_reactor_sync_wake(void);
 /* A waiter takes over harvesting from the reactor thread, and gives back. */
 void nw_reactor_drive_begin(struct nw_ring *ring);
 void nw_reactor_drive_end(struct nw_ring *ring);
