@@ -109,11 +109,14 @@ static void watches_wake(struct nw_ring *ring)
 	pthread_mutex_unlock(&watch_lock);
 }
 
+__thread bool nw_ring_pollers_woken __attribute__((tls_model("initial-exec")));
+
 /* Ring ring's CQ changed: wake the polls of its fd (poll_ops.wake). */
 static void ring_wake(struct nw_ring *ring)
 {
 	if (__atomic_load_n(&ring->ring_pollers, __ATOMIC_SEQ_CST)) {
 		eventfd_write(ring->poll_evfd, 1);
+		nw_ring_pollers_woken = true;
 		if (__atomic_load_n(&nr_watches, __ATOMIC_ACQUIRE))
 			watches_wake(ring);
 	}

@@ -46,6 +46,13 @@ extern const struct nw_ring_poll_ops nw_ring_poll_ops;
  */
 extern __thread struct nw_ring *nw_poll_activated
 	__attribute__((tls_model("initial-exec")));
+/*
+ * This thread's CQ post woke polls of a ring's fd: the end of its enter
+ * harvests them (nw_reactor_sync_wake), as the kernel's wake-up queues
+ * their task work, run before io_uring_enter returns.
+ */
+extern __thread bool nw_ring_pollers_woken
+	__attribute__((tls_model("initial-exec")));
 
 /*
  * The readiness of a ring's fd outside the engine (nowait_ring_pollfd in

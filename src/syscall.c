@@ -10,7 +10,9 @@
 #include <limits.h>
 #include "internal.h"
 #include "complete.h"
+#include "reactor.h"
 #include "ringmem.h"
+#include "ringpoll.h"
 #include "submit.h"
 #include "sqpoll.h"
 #include "tctx.h"
@@ -171,6 +173,10 @@ long nw_enter(int fd, unsigned int to_submit, unsigned int min_complete,
 		nw_sighold_cur = outer;
 	}
 	nw_in_engine--;
+	if (unlikely(nw_ring_pollers_woken)) {
+		nw_ring_pollers_woken = false;
+		nw_reactor_sync_wake();
+	}
 	return ret;
 }
 

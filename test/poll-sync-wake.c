@@ -11,6 +11,8 @@
  * no longer ready (liburing 2.15's poll-mshot-overflow, poll-mshot-wake,
  * defer-taskrun test_flag). A DEFER_TASKRUN ring without an eventfd or
  * TASKRUN_FLAG has no reactor thread: only the write's harvest can see it.
+ * The same at the end of an enter whose CQE woke a POLL_ADD of the ring's
+ * fd on another ring.
  */
 #include <poll.h>
 #include <stdlib.h>
@@ -37,6 +39,28 @@ static void expect_now(struct t_ring *r, uint64_t ud, int res, bool more)
 	T_ASSERT_EQ(cqe.user_data, ud);
 	T_ASSERT_EQ(cqe.res, res);
 	T_ASSERT_EQ(!!(cqe.flags & IORING_CQE_F_MORE), more);
+}
+
+/*
+ * A POLL_ADD of a ring's fd on another ring: the NOP's CQE wakes it, and
+ * its CQE is there when the NOP's submit returns (poll.t's
+ * test_disabled_ring_lazy_polling).
+ */
+static void ring_fd_poll(struct t_ring *r)
+{
+	struct io_uring_params p = {0};
+	struct io_uring_cqe cqe;
+	struct t_ring r2;
+
+	T_ASSERT_EQ(t_ring_init(&r2, 8, &p), 0);
+	t_prep_poll_add(t_get_sqe(&r2), r->fd, POLLIN, 0, 7);
+	T_ASSERT_EQ(t_submit(&r2), 1);
+	T_ASSERT_EQ(t_peek_cqe(&r2, &cqe), -EAGAIN);
+	t_prep_nop(t_get_sqe(r), 8);
+	T_ASSERT_EQ(t_submit(r), 1);
+	expect_now(&r2, 7, POLLIN, false);
+	t_ring_exit(&r2);
+	expect_now(r, 8, 0, false);
 }
 
 static void run_checks(void)
@@ -82,6 +106,7 @@ static void run_checks(void)
 	T_ASSERT_EQ(t_enter(r.fd, 0, 0, IORING_ENTER_GETEVENTS, NULL, 0), 0);
 	expect_now(&r, 3, POLLIN, false);
 	T_ASSERT_EQ(t_peek_cqe(&r, &cqe), -EAGAIN);
+	ring_fd_poll(&r);
 	t_ring_exit(&r);
 	close(fds[0]);
 	close(fds[1]);
