@@ -301,7 +301,9 @@ void nw_reactor_sync_wake(void)
 		return;
 	nw_in_engine++;
 	while ((ring = nw_ring_next(ring))) {
-		if (!__atomic_load_n(&ring->nr_parked, __ATOMIC_RELAXED) ||
+		/* A forked child must not take its parent's events. */
+		if (ring->owner_pid != nw_getpid() ||
+		    !__atomic_load_n(&ring->nr_parked, __ATOMIC_RELAXED) ||
 		    !nw_loop_ready(&ring->loop) ||
 		    __atomic_load_n(&ring->dead, __ATOMIC_ACQUIRE) ||
 		    ring->gone)
