@@ -25,6 +25,7 @@
 #include <signal.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+#include <linux/capability.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -45,6 +46,8 @@ struct nw_rw {
 	size_t total; /* bytes asked for */
 	bool write;
 	bool mshot_tried; /* READ_MULTISHOT: an attempt was made */
+	bool flags_ok;	 /* rw_init_file's checks passed */
+	int16_t buf_err; /* a registered buffer's lookup failed: at issue */
 };
 _Static_assert(sizeof(struct nw_rw) <= NW_REQ_CMD_SIZE, "nw_rw too big");
 
@@ -75,6 +78,40 @@ static int rw_select_prep(struct nw_req *req, const struct io_uring_sqe *sqe,
 
 #define NW_RW_ATTR_FLAG_PI (1ULL << 0) /* IORING_RW_ATTR_FLAG_PI */
 
+/* Has the caller CAP_SYS_ADMIN or CAP_SYS_NICE (effective)? */
+static bool rt_capable(void)
+{
+	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct data[2] = {{0}};
+
+	if (syscall(SYS_capget, &hdr, data))
+		return false;
+	return data[0].effective &
+	       ((1U << CAP_SYS_ADMIN) | (1U << CAP_SYS_NICE));
+}
+
+/*
+ * ioprio_check_cap: the class is the top 3 bits, the level the low 3 (the
+ * bits between are hints, not checked). RT needs a capability (-EPERM),
+ * NONE a level of 0, and classes past IDLE do not exist.
+ */
+static int rw_ioprio_check(unsigned int ioprio)
+{
+	unsigned int class = (ioprio >> 13) & 7, level = ioprio & 7;
+
+	switch (class) {
+	case 0:
+		return level ? -EINVAL : 0;
+	case 1:
+		return rt_capable() ? 0 : -EPERM;
+	case 2:
+	case 3:
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
 static int rw_prep(struct nw_req *req, const struct io_uring_sqe *sqe,
 		   bool write, bool vectored)
 {
@@ -83,10 +120,10 @@ static int rw_prep(struct nw_req *req, const struct io_uring_sqe *sqe,
 	unsigned int len = READ_ONCE(sqe->len);
 	unsigned int ioprio = READ_ONCE(sqe->ioprio);
 
-	/* ioprio_check_cap: a known class, and a level within it. */
-	if (ioprio && ((ioprio >> 13) > 3 ||
-		       ((ioprio >> 13) != 3 && (ioprio & 0x1fff) > 7)))
-		return -EINVAL;
+	int ret = ioprio ? rw_ioprio_check(ioprio) : 0;
+
+	if (ret)
+		return ret;
 	/*
 	 * attr_type_mask (6.14+, over __pad2): only the PI attribute is
 	 * known, which needs a block device's integrity data (none of
@@ -97,6 +134,8 @@ static int rw_prep(struct nw_req *req, const struct io_uring_sqe *sqe,
 	rw->off = READ_ONCE(sqe->off);
 	rw->rw_flags = (int)READ_ONCE(sqe->rw_flags);
 	rw->write = write;
+	rw->flags_ok = false;
+	rw->buf_err = 0;
 	rw->done = 0;
 	rw->iov = &rw->fast_iov;
 	if (req->sqe_flags & IOSQE_BUFFER_SELECT)
@@ -137,14 +176,23 @@ int nw_readv_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 	return rw_prep(req, sqe, false, true);
 }
 
-/* READ_FIXED/WRITE_FIXED: the range must lie in registered buffer index. */
+/*
+ * READ_FIXED/WRITE_FIXED: the range must lie in registered buffer index.
+ * The kernel looks the buffer up at issue (io_init_rw_fixed), after the
+ * prep's checks and the file's lookup: a failure here is kept for then.
+ */
 static int rw_fixed_prep(struct nw_req *req, const struct io_uring_sqe *sqe,
 			 bool write)
 {
-	int ret = nw_rsrc_buffer_get(req, READ_ONCE(sqe->buf_index),
-				     READ_ONCE(sqe->addr), READ_ONCE(sqe->len));
+	struct nw_rw *rw = nw_req_cmd(req, struct nw_rw);
+	int ret = rw_prep(req, sqe, write, false);
 
-	return ret ? ret : rw_prep(req, sqe, write, false);
+	if (ret)
+		return ret;
+	rw->buf_err = (int16_t)nw_rsrc_buffer_get(
+		req, READ_ONCE(sqe->buf_index), READ_ONCE(sqe->addr),
+		READ_ONCE(sqe->len));
+	return 0;
 }
 
 int nw_read_fixed_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
@@ -169,8 +217,10 @@ static int rwv_fixed_prep(struct nw_req *req, const struct io_uring_sqe *sqe,
 
 	if (ret)
 		return ret;
-	return nw_rsrc_buffer_get_vec(req, READ_ONCE(sqe->buf_index), rw->iov,
-				      rw->nr_iov);
+	/* As READ_FIXED's: the lookup's failure shows at issue. */
+	rw->buf_err = (int16_t)nw_rsrc_buffer_get_vec(
+		req, READ_ONCE(sqe->buf_index), rw->iov, rw->nr_iov);
+	return 0;
 }
 
 int nw_readv_fixed_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
@@ -412,22 +462,62 @@ static int rw_issue_select(struct nw_req *req, struct nw_rw *rw,
 }
 
 /* The RWF_* flags the kernel's kiocb_set_rw_flags knows (6.18). */
-#define NW_RWF_KNOWN 0xffu
+#define NW_RWF_KNOWN	 0x1ffu
+#define NW_RWF_ATOMIC	 0x40u
+#define NW_RWF_DONTCACHE 0x80u
+
+/*
+ * io_rw_init_file with kiocb_set_rw_flags, for a request with rw_flags:
+ * the kernel checks them once the file is known and before any transfer,
+ * a length of 0 and a socket's refused offset included, where the system
+ * call skips them or checks the offset first. In its order: the fd and
+ * its mode (-EBADF), unknown bits (-EOPNOTSUPP), APPEND with NOAPPEND
+ * (-EINVAL), ATOMIC (a direct write to a file or block device only, else
+ * -EOPNOTSUPP), DONTCACHE (files only), then HIPRI, which only an IOPOLL
+ * ring takes (-EINVAL). NOWAIT's support is the system call's to say.
+ */
+static int rw_init_file(struct nw_req *req, struct nw_rw *rw)
+{
+	unsigned int f = (unsigned int)rw->rw_flags;
+	int fl = fcntl(req->fd, F_GETFL), acc = fl & O_ACCMODE;
+	struct stat st;
+
+	if (fl < 0 || (fl & O_PATH) || acc == 3 ||
+	    acc == (rw->write ? O_RDONLY : O_WRONLY))
+		return -EBADF;
+	if (f & ~NW_RWF_KNOWN)
+		return -EOPNOTSUPP;
+	if ((f & RWF_APPEND) && (f & RWF_NOAPPEND))
+		return -EINVAL;
+	if (f & (NW_RWF_ATOMIC | NW_RWF_DONTCACHE)) {
+		bool file = !fstat(req->fd, &st) &&
+			    (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode));
+
+		if ((f & NW_RWF_ATOMIC) &&
+		    (!rw->write || !file || !(fl & O_DIRECT)))
+			return -EOPNOTSUPP;
+		if ((f & NW_RWF_DONTCACHE) && !file)
+			return -EOPNOTSUPP;
+	}
+	if ((f & RWF_HIPRI) && !(req->ring->flags & IORING_SETUP_IOPOLL))
+		return -EINVAL;
+	rw->flags_ok = true;
+	return 0;
+}
 
 int nw_rw_issue(struct nw_req *req, unsigned int issue_flags)
 {
 	struct nw_rw *rw = nw_req_cmd(req, struct nw_rw);
 
-	/*
-	 * io_rw_init_file: RWF_HIPRI asks for polled completion, which only
-	 * an IOPOLL ring gives (-EINVAL elsewhere), once the file is known
-	 * (a bad fd is -EBADF first); unknown flags are the system call's
-	 * -EOPNOTSUPP first.
-	 */
-	if (unlikely(rw->rw_flags & RWF_HIPRI) &&
-	    !((unsigned int)rw->rw_flags & ~NW_RWF_KNOWN) &&
-	    !(req->ring->flags & IORING_SETUP_IOPOLL))
-		return fcntl(req->fd, F_GETFD) < 0 ? -EBADF : -EINVAL;
+	/* The file is looked up before the buffer (a bad fd: -EBADF). */
+	if (unlikely(rw->buf_err))
+		return fcntl(req->fd, F_GETFD) < 0 ? -EBADF : rw->buf_err;
+	if (unlikely(rw->rw_flags) && !rw->flags_ok) {
+		int ret = rw_init_file(req, rw);
+
+		if (ret)
+			return ret;
+	}
 	if (unlikely(req->sqe_flags & IOSQE_BUFFER_SELECT))
 		return rw_issue_select(req, rw, issue_flags);
 	return rw_issue(req, rw, issue_flags);
