@@ -46,6 +46,8 @@
 #include "kbuf.h"
 #include "rsrc.h"
 
+#define NW_MSG_CMSG_COMPAT 0x80000000 /* not in user headers */
+
 static bool user_range_ok(const void *p, size_t len)
 {
 	uint64_t a = (uintptr_t)p;
@@ -396,6 +398,12 @@ static ssize_t sr_call(struct nw_req *req, struct nw_sr *sr, int flags,
 	h->msg_iov = sr->iov;
 	h->msg_iovlen = sr->nr_iov;
 	h->msg_flags = 0;
+	/*
+	 * MSG_CMSG_COMPAT is the kernel's own bit: sendmsg(2)/recvmsg(2)
+	 * refuse it (-EINVAL), io_uring passes it on, where a 64-bit ring's
+	 * socket calls ignore it. Drop it, as recv(2) and sendto(2) do.
+	 */
+	flags &= ~NW_MSG_CMSG_COMPAT;
 	n = sr->send ? sendmsg(req->fd, h, flags) : recvmsg(req->fd, h, flags);
 	if (n < 0)
 		return -errno;
@@ -653,7 +661,8 @@ static ssize_t recvmsg_mshot_call(struct nw_req *req, struct nw_sr *sr,
 	iov.iov_len = len - hdr;
 	h.msg_iov = &iov;
 	h.msg_iovlen = 1;
-	n = recvmsg(req->fd, &h, sr->msg_flags | MSG_DONTWAIT);
+	n = recvmsg(req->fd, &h,
+		    (sr->msg_flags | MSG_DONTWAIT) & ~NW_MSG_CMSG_COMPAT);
 	if (n < 0)
 		return -errno;
 	*eof = n == 0;

@@ -265,6 +265,9 @@ static int prep_common(struct nw_req *req, const struct io_uring_sqe *sqe,
 	struct nw_timeout *t = TMO(req);
 	unsigned int flags;
 
+	/* addr3 and __pad2 must be 0 (6.18's stable fix), before the rest. */
+	if (READ_ONCE(sqe->addr3) || READ_ONCE(sqe->__pad2[0]))
+		return -EINVAL;
 	if (READ_ONCE(sqe->buf_index) || READ_ONCE(sqe->len) != 1 ||
 	    READ_ONCE(sqe->splice_fd_in))
 		return -EINVAL;
@@ -517,6 +520,10 @@ int nw_timeout_remove_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 {
 	struct nw_timeout_rem *tr = nw_req_cmd(req, struct nw_timeout_rem);
 
+	if (req->sqe_flags & IOSQE_FIXED_FILE)
+		return -EINVAL;
+	if (READ_ONCE(sqe->addr3) || READ_ONCE(sqe->__pad2[0]))
+		return -EINVAL;
 	if (READ_ONCE(sqe->buf_index) || READ_ONCE(sqe->len) ||
 	    READ_ONCE(sqe->splice_fd_in))
 		return -EINVAL;

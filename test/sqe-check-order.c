@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fields the kernel checks that nowait let through, against the kernel
+ * (found by test/fuzz/diff-fuzz): TIMEOUT, LINK_TIMEOUT and TIMEOUT_REMOVE
+ * refuse a nonzero addr3 or __pad2 (-EINVAL) before their other checks,
+ * TIMEOUT_REMOVE a fixed file too; RECV and RECVMSG with MSG_CMSG_COMPAT
+ * among msg_flags (which recvmsg(2) refuses) receive as without it.
+ * Semantics: io_uring/timeout.c __io_timeout_prep, io_timeout_remove_prep
+ * (6.18 stable); io_uring/net.c io_recv.
+ */
+#include <unistd.h>
+#include <sys/socket.h>
+#include "helpers.h"
+
+#define CMSG_COMPAT 0x80000000u
+
+static struct __kernel_timespec ts = {0, 1000};
+
+static int timeout(struct t_ring *r, int op, uint64_t addr3, uint64_t pad2)
+{
+	struct io_uring_sqe *sqe = t_get_sqe(r);
+
+	sqe->opcode = (uint8_t)op;
+	sqe->fd = -1;
+	if (op == IORING_OP_TIMEOUT) {
+		sqe->addr = (uintptr_t)&ts;
+		sqe->len = 1;
+	} else {
+		sqe->addr = 0x1234; /* no such timeout */
+	}
+	sqe->addr3 = addr3;
+	sqe->__pad2[0] = pad2;
+	sqe->user_data = 3;
+	return t_run(r, 3);
+}
+
+static int recv_one(struct t_ring *r, int op, int fd, void *buf,
+		    unsigned int msg_flags)
+{
+	static struct iovec iov;
+	static struct msghdr mh;
+	struct io_uring_sqe *sqe = t_get_sqe(r);
+
+	iov.iov_base = buf;
+	iov.iov_len = 4;
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	sqe->opcode = (uint8_t)op;
+	sqe->fd = fd;
+	sqe->addr = op == IORING_OP_RECV ? (uintptr_t)buf : (uintptr_t)&mh;
+	sqe->len = op == IORING_OP_RECV ? 4 : 1;
+	sqe->msg_flags = msg_flags;
+	sqe->user_data = 4;
+	return t_run(r, 4);
+}
+
+int main(void)
+{
+	struct io_uring_sqe *sqe;
+	struct t_ring r;
+	char buf[8];
+	int s[2];
+
+	t_require_engine();
+	t_watchdog(30);
+	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
+	T_ASSERT_EQ(timeout(&r, IORING_OP_TIMEOUT, 0, 0), -ETIME);
+	T_ASSERT_EQ(timeout(&r, IORING_OP_TIMEOUT, 1, 0), -EINVAL);
+	T_ASSERT_EQ(timeout(&r, IORING_OP_TIMEOUT, 0, 1ULL << 57), -EINVAL);
+	T_ASSERT_EQ(timeout(&r, IORING_OP_TIMEOUT_REMOVE, 0, 0), -ENOENT);
+	T_ASSERT_EQ(
+		timeout(&r, IORING_OP_TIMEOUT_REMOVE, 0xfc000000000000ULL, 0),
+		-EINVAL);
+	T_ASSERT_EQ(timeout(&r, IORING_OP_TIMEOUT_REMOVE, 0, 1), -EINVAL);
+	sqe = t_get_sqe(&r);
+	sqe->opcode = IORING_OP_TIMEOUT_REMOVE;
+	sqe->flags = IOSQE_FIXED_FILE;
+	sqe->addr = 0x1234;
+	sqe->user_data = 5;
+	T_ASSERT_EQ(t_run(&r, 5), -EINVAL);
+
+	/* MSG_CMSG_COMPAT with MSG_WAITALL: a receive as any other. */
+	T_ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, s), 0);
+	T_ASSERT_EQ(recv_one(&r, IORING_OP_RECV, s[1], buf,
+			     CMSG_COMPAT | MSG_WAITALL | MSG_DONTWAIT),
+		    -EAGAIN);
+	T_ASSERT_EQ(write(s[0], "abcdefgh", 8), 8);
+	T_ASSERT_EQ(recv_one(&r, IORING_OP_RECV, s[1], buf,
+			     CMSG_COMPAT | MSG_WAITALL),
+		    4);
+	T_ASSERT_EQ(recv_one(&r, IORING_OP_RECVMSG, s[1], buf,
+			     CMSG_COMPAT | MSG_DONTWAIT),
+		    4);
+	T_ASSERT_EQ(memcmp(buf, "efgh", 4), 0);
+	t_ring_exit(&r);
+	return T_EXIT_PASS;
+}
