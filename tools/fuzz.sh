@@ -9,10 +9,11 @@
 # differential harness aborts on those). Findings go to build/fuzz/out/.
 #
 # Environment: FUZZ_S (seconds per harness), FUZZ_ONLY (one harness),
-# FUZZ_DIFF=report (diff-fuzz lists the kinds of differences it finds
-# and goes on instead of failing at the first: the open findings while
-# they are being decoded), CLANG (default clang), B (build dir, default
-# build).
+# FUZZ_DIFF=report (diff-fuzz lists the kinds of differences it finds,
+# with the SQE's fields, and goes on instead of failing at the first; the
+# first input of each kind is saved in build/fuzz/out/diffs/ to replay:
+# FZ_DIFF_LOG=1 build/fuzz/diff-fuzz FILE), CLANG (default clang), B
+# (build dir, default build). Without it (CI) an unlisted difference fails.
 set -u
 B=${B:-build}
 CLANG=${CLANG:-clang}
@@ -57,9 +58,12 @@ for h in $HARNESSES; do
 	log=$OUT/$h.log
 	echo "fuzz: $h for ${FUZZ_S}s (corpus $corpus, log $log)"
 	# New inputs go to the work corpus; the repo's stays small.
-	difflog=
-	[ "${FUZZ_DIFF:-}" = report ] && difflog=1
-	(cd "$OUT/out" && FZ_DIFF_LOG=$difflog FZ_ALLOWLIST=$ROOT/test/fuzz/allowlist.txt ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	difflog= diffdir=
+	if [ "${FUZZ_DIFF:-}" = report ]; then
+		difflog=1 diffdir=$ROOT/$OUT/out/diffs
+		mkdir -p "$diffdir"
+	fi
+	(cd "$OUT/out" && FZ_DIFF_LOG=$difflog FZ_DIFF_DIR=$diffdir FZ_ALLOWLIST=$ROOT/test/fuzz/allowlist.txt ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 		UBSAN_OPTIONS=print_stacktrace=1 \
 		"../$h" -max_total_time="$FUZZ_S" -timeout=20 \
 		-rss_limit_mb=2048 -max_len=2048 -print_final_stats=1 \
