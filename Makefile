@@ -11,6 +11,7 @@
 #   make apps       real Debian programs on nowait and on the kernel (CI)
 #   make fresh-check  `make test` in a bare Debian 12 chroot (root; CI)
 #   make fuzz       the libFuzzer harnesses of test/fuzz/, FUZZ_S seconds each
+#   make faults     fault injection (allocations, threads, fd and memlock limits)
 
 B        ?= build
 CC       ?= gcc
@@ -92,7 +93,7 @@ ifneq ($(OPT_NOW),$(shell cat $(OPT_STAMP) 2>/dev/null))
 $(shell mkdir -p $(B) && echo '$(OPT_NOW)' > $(OPT_STAMP))
 endif
 
-.PHONY: fuzz all lib test check tsan bench install uninstall install-check deb format format-check clean deps-test deps-bench conformance apps layers fresh-check
+.PHONY: fuzz faults all lib test check tsan bench install uninstall install-check deb format format-check clean deps-test deps-bench conformance apps layers fresh-check
 TOOLS      := $(B)/nowait-run $(B)/nowait-eperm
 
 all: lib $(B)/nowait-bench $(TEST_PROGS) $(B)/libnowait-preload.so $(TOOLS)
@@ -173,6 +174,15 @@ FUZZ_S ?= 60
 fuzz:
 	$(Q)tools/install-deps fuzz
 	$(Q)B=$(B) FUZZ_S=$(FUZZ_S) tools/fuzz.sh
+
+# Fault injection on the user engine (tools/faults.sh): a selection of
+# test/ programs with the engine's allocations and thread creation failing
+# one call in FAULT_N, and under RLIMIT_NOFILE 64 and RLIMIT_MEMLOCK 0;
+# fails on a crash, a hang, a lost CQE or an error that is not the kernel's.
+FAULT_N ?= 40
+FAULT_SEEDS ?= 4
+faults:
+	$(Q)B=$(B) FAULT_N=$(FAULT_N) FAULT_SEEDS=$(FAULT_SEEDS) tools/faults.sh
 
 # Every workload once, as JSON lines (tee'd to the terminal), then the
 # picture of the run beside them: $(B)/bench/bench.jsonl and bench.svg.
@@ -268,7 +278,7 @@ install-check:
 	if [ -n "$$left" ]; then echo "install-check: left behind: $$left"; exit 1; fi && \
 	echo "install-check: OK"
 
-FORMAT_FILES = $(wildcard include/*.h src/*.[ch] test/*.[ch] test/fuzz/*.[ch] bench/*.[ch] preload/*.[ch] tools/*.c)
+FORMAT_FILES = $(wildcard include/*.h src/*.[ch] test/*.[ch] test/fuzz/*.[ch] test/faults/*.[ch] bench/*.[ch] preload/*.[ch] tools/*.c)
 format:
 	clang-format -i $(FORMAT_FILES)
 format-check:
