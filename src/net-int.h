@@ -96,7 +96,7 @@ struct nw_msg *nw_msg_alloc(struct nw_req *req, struct nw_sr *sr,
 			    size_t nr_iov);
 int nw_msg_import_iov(struct nw_sr *sr, const void *uiov, size_t nr);
 int nw_msg_prep(struct nw_req *req, struct nw_sr *sr, struct msghdr *umsg);
-void nw_sr_init(struct nw_sr *sr, const struct io_uring_sqe *sqe, bool send);
+int nw_sr_init(struct nw_sr *sr, const struct io_uring_sqe *sqe, bool send);
 int nw_sr_buf_prep(struct nw_sr *sr, const struct io_uring_sqe *sqe);
 int nw_sr_issue_plain(struct nw_req *req, struct nw_sr *sr,
 		      unsigned int issue_flags);

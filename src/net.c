@@ -178,7 +178,11 @@ int nw_msg_prep(struct nw_req *req, struct nw_sr *sr, struct msghdr *umsg)
 	return nw_msg_import_iov(sr, h.msg_iov, h.msg_iovlen);
 }
 
-void nw_sr_init(struct nw_sr *sr, const struct io_uring_sqe *sqe, bool send)
+/*
+ * Start a send or receive's prep. The kernel keeps sqe->len as an int:
+ * one past INT_MAX is -EINVAL (io_sendmsg_prep, io_recvmsg_prep).
+ */
+int nw_sr_init(struct nw_sr *sr, const struct io_uring_sqe *sqe, bool send)
 {
 	sr->flags = READ_ONCE(sqe->ioprio);
 	sr->msg_flags = (int)READ_ONCE(sqe->msg_flags);
@@ -192,6 +196,7 @@ void nw_sr_init(struct nw_sr *sr, const struct io_uring_sqe *sqe, bool send)
 	sr->zc = 0;
 	sr->iov = &sr->fast_iov;
 	sr->nr_iov = 1;
+	return READ_ONCE(sqe->len) > INT_MAX ? -EINVAL : 0;
 }
 
 /* SEND and RECV: one buffer (import_ubuf). */
@@ -219,7 +224,8 @@ int nw_send_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 	struct nw_msg *m;
 	int ret;
 
-	nw_sr_init(sr, sqe, true);
+	if (nw_sr_init(sr, sqe, true))
+		return -EINVAL;
 	if (sr->flags & ~NW_SEND_FLAGS)
 		return -EINVAL;
 	if (sr->flags & NW_RECVSEND_BUNDLE)
@@ -262,7 +268,8 @@ int nw_sendmsg_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 {
 	struct nw_sr *sr = nw_req_cmd(req, struct nw_sr);
 
-	nw_sr_init(sr, sqe, true);
+	if (nw_sr_init(sr, sqe, true))
+		return -EINVAL;
 	if (sr->flags & ~NW_SEND_FLAGS)
 		return -EINVAL;
 	if (sr->flags & NW_RECVSEND_BUNDLE)
@@ -278,7 +285,8 @@ static int recv_prep_common(struct nw_req *req, struct nw_sr *sr,
 {
 	bool select = req->sqe_flags & IOSQE_BUFFER_SELECT;
 
-	nw_sr_init(sr, sqe, false);
+	if (nw_sr_init(sr, sqe, false))
+		return -EINVAL;
 	if (READ_ONCE(sqe->addr2))
 		return -EINVAL;
 	if (sr->flags & ~NW_RECV_FLAGS)

@@ -4,12 +4,15 @@
  * (found by test/fuzz/diff-fuzz): TIMEOUT, LINK_TIMEOUT and TIMEOUT_REMOVE
  * refuse a nonzero addr3 or __pad2 (-EINVAL) before their other checks,
  * TIMEOUT_REMOVE a fixed file too; RECV and RECVMSG with MSG_CMSG_COMPAT
- * among msg_flags (which recvmsg(2) refuses) receive as without it.
+ * among msg_flags (which recvmsg(2) refuses) receive as without it;
+ * SEND, RECV, SENDMSG, RECVMSG with a len past INT_MAX are -EINVAL (the
+ * kernel's int).
  * Semantics: io_uring/timeout.c __io_timeout_prep, io_timeout_remove_prep
  * (6.18 stable); io_uring/net.c io_recv.
  */
 #include <unistd.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include "helpers.h"
 
 #define CMSG_COMPAT 0x80000000u
@@ -54,6 +57,36 @@ static int recv_one(struct t_ring *r, int op, int fd, void *buf,
 	return t_run(r, 4);
 }
 
+/* sqe->len past INT_MAX: -EINVAL; up to it, a send or receive as any. */
+static void len_checks(struct t_ring *r, int s[2])
+{
+	static const int ops[] = {IORING_OP_SEND, IORING_OP_RECV,
+				  IORING_OP_SENDMSG, IORING_OP_RECVMSG};
+	static struct iovec iov;
+	static struct msghdr mh;
+	static char buf[8] = "lengths";
+
+	iov.iov_base = buf;
+	iov.iov_len = 4;
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	for (unsigned int i = 0; i < 8; i++) {
+		struct io_uring_sqe *sqe = t_get_sqe(r);
+		int op = ops[i % 4];
+		bool msg = op == IORING_OP_SENDMSG || op == IORING_OP_RECVMSG;
+		bool send = op == IORING_OP_SEND || op == IORING_OP_SENDMSG;
+
+		sqe->opcode = (uint8_t)op;
+		sqe->fd = send ? s[0] : s[1];
+		sqe->addr = msg ? (uintptr_t)&mh : (uintptr_t)buf;
+		/* SEND/RECV: the buffer's length; a msghdr's len is unused. */
+		sqe->len = i < 4 ? 0x80000000u : (msg ? 0x7fffffffu : 4);
+		sqe->msg_flags = MSG_DONTWAIT;
+		sqe->user_data = 6;
+		T_ASSERT_EQ(t_run(r, 6), i < 4 ? -EINVAL : 4);
+	}
+}
+
 int main(void)
 {
 	struct io_uring_sqe *sqe;
@@ -92,6 +125,7 @@ int main(void)
 			     CMSG_COMPAT | MSG_DONTWAIT),
 		    4);
 	T_ASSERT_EQ(memcmp(buf, "efgh", 4), 0);
+	len_checks(&r, s);
 	t_ring_exit(&r);
 	return T_EXIT_PASS;
 }
