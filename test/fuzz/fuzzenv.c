@@ -190,8 +190,9 @@ static int map_fd(struct fz_env *e, uint32_t raw)
 {
 	unsigned int slot = raw & (FZ_NFD - 1);
 
-	if (slot == 7)
-		return e->ring_fd;
+	if (slot == 7) /* the ring, or (bit 4) a second one if there is */
+		return (raw & 16) && e->ring_fd2 >= 0 ? e->ring_fd2
+						      : e->ring_fd;
 	return e->fd[slot];
 }
 

@@ -29,7 +29,7 @@
 struct fz_env {
 	int fd[FZ_NFD]; /* by slot; -1 / bad numbers included */
 	int ring_fd;	/* the ring, for SQEs that name it (slot 7) */
-	int ring_fd2;	/* a dup of it the harness keeps */
+	int ring_fd2;	/* a second ring (MSG_RING's target), or -1 */
 	uint8_t *arena; /* FZ_ARENA bytes, then an unmapped page */
 };
 

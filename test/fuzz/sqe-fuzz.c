@@ -2,16 +2,21 @@
 /*
  * libFuzzer harness over SQE streams on nowait (make fuzz).
  *
- * Input: byte 0 picks a ring setup (fz_setup_flags: plain, SQPOLL,
- * DEFER_TASKRUN, a small CQ, SUBMIT_ALL, COOP_TASKRUN, big SQEs/CQEs);
+ * Input: byte 0 picks a ring setup (fz_setup_flags, its low 3 bits: plain,
+ * SQPOLL, DEFER_TASKRUN, a small CQ, SUBMIT_ALL, COOP_TASKRUN, big
+ * SQEs/CQEs) and (bit 3) a second ring that MSG_RING SQEs can target;
  * then records, each a kind byte and its payload:
  *   kind % 8 < 5: an SQE (64 bytes), sanitised by fz_sanitize (every
  *                 opcode and flag, fds from the environment's real and
  *                 bad ones, arena, NULL and unmapped addresses);
  *   5:            submit what is queued;
  *   6:            an enter call (2 bytes: flags, min_complete), always
- *                 with a timeout of at most 1 ms;
- *   7:            a register call (2 bytes: which, argument).
+ *                 with a timeout of at most 1 ms, through the registered
+ *                 ring index if asked and one was registered;
+ *   7:            a register call (2 bytes: which, argument), or a
+ *                 readiness watcher of the ring fd (nowait_ring_pollfd).
+ * Every ring is traced and counted (NOWAIT_TRACE, NOWAIT_STATS to
+ * /dev/null).
  * The input also fills the arena the SQEs point into.
  *
  * Teardown: ASYNC_CANCEL(ANY), then reap for at most 5 s until every SQE
@@ -40,6 +45,8 @@ struct run {
 	uint8_t finals[MAX_SQES + 1];
 	unsigned int nfinal;
 	int files_registered;
+	int reg_index;	    /* the ring's registered index (RING_FDS), or -1 */
+	struct t_ring peer; /* MSG_RING's target (env.ring_fd2), fd -1: none */
 };
 
 static int ring_enter(struct run *u, unsigned int to_submit,
@@ -49,14 +56,21 @@ static int ring_enter(struct run *u, unsigned int to_submit,
 	struct __kernel_timespec ts = {.tv_nsec = (long long)us * 1000};
 	struct io_uring_getevents_arg arg = {.ts = (uint64_t)(uintptr_t)&ts};
 
+	int fd = u->r.fd;
+
 	if (u->flags & IORING_SETUP_SQPOLL)
 		flags |= IORING_ENTER_SQ_WAKEUP;
+	/* Through the registered index (tctx.c) when asked and there is. */
+	if ((flags & IORING_ENTER_REGISTERED_RING) && u->reg_index >= 0)
+		fd = u->reg_index;
+	else
+		flags &= ~IORING_ENTER_REGISTERED_RING;
 	if (flags & IORING_ENTER_GETEVENTS) {
 		flags |= IORING_ENTER_EXT_ARG;
-		return nowait_enter(u->r.fd, to_submit, min_complete, flags,
-				    &arg, sizeof(arg));
+		return nowait_enter(fd, to_submit, min_complete, flags, &arg,
+				    sizeof(arg));
 	}
-	return nowait_enter(u->r.fd, to_submit, min_complete,
+	return nowait_enter(fd, to_submit, min_complete,
 			    flags & ~IORING_ENTER_EXT_ARG, NULL, 0);
 }
 
@@ -117,10 +131,34 @@ static void do_enter(struct run *u, const uint8_t *p)
 {
 	unsigned int flags =
 		p[0] & (IORING_ENTER_GETEVENTS | IORING_ENTER_SQ_WAKEUP |
-			IORING_ENTER_SQ_WAIT);
+			IORING_ENTER_SQ_WAIT | IORING_ENTER_REGISTERED_RING);
 
 	ring_enter(u, t_ring_flush(&u->r), p[1] & 3, flags, 1000);
 	reap(u);
+}
+
+/*
+ * A readiness watcher of the ring's fd (ringpoll.c, nowait_ring_pollfd):
+ * open one, wait on it a moment (a NOP may post meanwhile), close it.
+ */
+static void ring_pollfd(struct run *u, uint8_t arg)
+{
+	int pfd = nowait_ring_pollfd((arg & 1) ? u->r.fd : u->env.fd[4]);
+	uint64_t v;
+
+	if (pfd < 0)
+		return;
+	if (arg & 2) {
+		struct io_uring_sqe *sqe = t_get_sqe(&u->r);
+
+		if (sqe && u->queued < MAX_SQES) {
+			t_prep_nop(sqe, ++u->queued);
+			submit(u);
+		}
+	}
+	if (read(pfd, &v, sizeof(v)) < 0 && arg & 4)
+		ring_enter(u, 0, 1, IORING_ENTER_GETEVENTS, 500);
+	nowait_ring_pollfd_close(pfd);
 }
 
 static void do_register(struct run *u, const uint8_t *p)
@@ -132,7 +170,7 @@ static void do_register(struct run *u, const uint8_t *p)
 	struct io_uring_rsrc_update up;
 	int arg;
 
-	switch (p[0] % 10) {
+	switch (p[0] % 11) {
 	case 0:
 		for (int i = 0; i < FZ_NFD; i++) {
 			fds[i] = (p[1] >> (i & 7)) & 1 ? u->env.fd[i] : -1;
@@ -194,9 +232,15 @@ static void do_register(struct run *u, const uint8_t *p)
 		struct io_uring_rsrc_update r = {.offset = -1U,
 						 .data = (uint64_t)u->r.fd};
 
-		nowait_register(u->r.fd, IORING_REGISTER_RING_FDS, &r, 1);
+		if (u->reg_index < 0 &&
+		    nowait_register(u->r.fd, IORING_REGISTER_RING_FDS, &r, 1) ==
+			    1)
+			u->reg_index = (int)r.offset;
 		break;
 	}
+	case 9:
+		ring_pollfd(u, p[1]);
+		break;
 	default:
 		/* Any opcode with a NULL argument: the errno paths. */
 		nowait_register(u->r.fd, p[1] % 40, NULL, p[1] >> 5);
@@ -285,7 +329,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	fz_init();
+	/* Every ring traced and counted (trace.c, stats.c), to /dev/null. */
+	setenv("NOWAIT_TRACE", "/dev/null", 0);
+	setenv("NOWAIT_STATS", "1", 0);
+	setenv("NOWAIT_STATS_FILE", "/dev/null", 0);
 	memset(&u, 0, sizeof(u));
+	u.reg_index = -1;
 	fz_env_open(&u.env, data, size);
 	memset(&p, 0, sizeof(p));
 	u.flags = p.flags = fz_setup_flags(data[0], &entries, &cq);
@@ -296,10 +345,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	u.env.ring_fd = u.r.fd;
+	/* Bit 3: a second ring, for MSG_RING (fd slot 7 with bit 4). */
+	u.peer.fd = -1;
+	if ((data[0] & 8) && t_ring_init(&u.peer, 4, NULL) == 0)
+		u.env.ring_fd2 = u.peer.fd;
 	u.head0 = __atomic_load_n(u.r.sq_head, __ATOMIC_ACQUIRE);
 	run_records(&u, data + 1, size - 1);
 	teardown(&u);
 	t_ring_exit(&u.r);
+	if (u.env.ring_fd2 >= 0)
+		t_ring_exit(&u.peer);
 	fz_env_close(&u.env);
 	return 0;
 }
