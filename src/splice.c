@@ -137,6 +137,22 @@ static void sigpipe_drop(bool was_pending)
 	sigtimedwait(&set, NULL, &zero);
 }
 
+/*
+ * splice(2) refuses an offset on a pipe (-ESPIPE) before it checks the
+ * files' modes; io_uring calls do_splice, which checks the modes first:
+ * an input not open for reading or an output not open for writing is
+ * -EBADF there.
+ */
+static int splice_espipe(struct nw_req *req, struct nw_splice *sp)
+{
+	int in = fcntl(sp->fd_in, F_GETFL), out = fcntl(req->fd, F_GETFL);
+
+	if (in < 0 || out < 0 || (in & O_ACCMODE) == O_WRONLY ||
+	    (out & O_ACCMODE) == O_RDONLY)
+		return -EBADF;
+	return -ESPIPE;
+}
+
 /* One splice(2) or tee(2). Returns bytes moved or -errno. */
 static ssize_t splice_syscall(struct nw_req *req, struct nw_splice *sp,
 			      unsigned int flags)
@@ -158,6 +174,8 @@ static ssize_t splice_syscall(struct nw_req *req, struct nw_splice *sp,
 	else
 		n = splice(sp->fd_in, sp->off_in == -1 ? NULL : &in, req->fd,
 			   sp->off_out == -1 ? NULL : &out, sp->len, flags);
+	if (n < 0 && errno == ESPIPE)
+		return splice_espipe(req, sp);
 	return n < 0 ? -errno : n;
 }
 

@@ -6,7 +6,9 @@
  * TIMEOUT_REMOVE a fixed file too; RECV and RECVMSG with MSG_CMSG_COMPAT
  * among msg_flags (which recvmsg(2) refuses) receive as without it;
  * SEND, RECV, SENDMSG, RECVMSG with a len past INT_MAX are -EINVAL (the
- * kernel's int).
+ * kernel's int); a SPLICE with an offset on a pipe checks the files' modes
+ * first (-EBADF), then the offset (-ESPIPE), as do_splice does (splice(2)
+ * checks the offset first).
  * Semantics: io_uring/timeout.c __io_timeout_prep, io_timeout_remove_prep
  * (6.18 stable); io_uring/net.c io_recv.
  */
@@ -87,6 +89,32 @@ static void len_checks(struct t_ring *r, int s[2])
 	}
 }
 
+static int splice_one(struct t_ring *r, int in, int out, uint64_t off_in)
+{
+	struct io_uring_sqe *sqe = t_get_sqe(r);
+
+	sqe->opcode = IORING_OP_SPLICE;
+	sqe->splice_fd_in = in;
+	sqe->fd = out;
+	sqe->splice_off_in = off_in;
+	sqe->off = (uint64_t)-1;
+	sqe->len = 16;
+	sqe->user_data = 8;
+	return t_run(r, 8);
+}
+
+static void splice_checks(struct t_ring *r)
+{
+	int p[2];
+
+	T_ASSERT_EQ(pipe(p), 0);
+	T_ASSERT_EQ(splice_one(r, p[0], p[0], 5), -EBADF);
+	T_ASSERT_EQ(splice_one(r, p[1], p[1], 5), -EBADF);
+	T_ASSERT_EQ(splice_one(r, p[0], p[1], 5), -ESPIPE);
+	close(p[0]);
+	close(p[1]);
+}
+
 int main(void)
 {
 	struct io_uring_sqe *sqe;
@@ -126,6 +154,7 @@ int main(void)
 		    4);
 	T_ASSERT_EQ(memcmp(buf, "efgh", 4), 0);
 	len_checks(&r, s);
+	splice_checks(&r);
 	t_ring_exit(&r);
 	return T_EXIT_PASS;
 }
