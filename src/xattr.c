@@ -5,7 +5,8 @@
  * (6.18), io_uring_prep_getxattr(3), getxattr(2), setxattr(2).
  *
  * Prep does what the kernel's prep does, in its order: a fixed file is
- * -EBADF, unknown flags -EINVAL, the name is copied (empty or longer than
+ * -EBADF for the path forms (the f-forms take one, looked up at issue),
+ * unknown flags -EINVAL, the name is copied (empty or longer than
  * XATTR_NAME_MAX: -ERANGE), a set's value is copied (over XATTR_SIZE_MAX:
  * -E2BIG) and the path of the path forms is copied (the kernel's getname).
  * The copies live in one allocation in req->async (SUBMIT_STABLE). These
@@ -82,7 +83,8 @@ static int xattr_prep(struct nw_req *req, const struct io_uring_sqe *sqe,
 	uint64_t uname = READ_ONCE(sqe->addr);
 	int ret;
 
-	if (req->sqe_flags & IOSQE_FIXED_FILE)
+	/* A path has no file: a fixed one is the path forms' -EBADF. */
+	if (path && (req->sqe_flags & IOSQE_FIXED_FILE))
 		return -EBADF;
 	x->set = set;
 	x->value = (void *)(uintptr_t)READ_ONCE(sqe->addr2);

@@ -8,7 +8,9 @@
  * SEND, RECV, SENDMSG, RECVMSG with a len past INT_MAX are -EINVAL (the
  * kernel's int); a SPLICE with an offset on a pipe checks the files' modes
  * first (-EBADF), then the offset (-ESPIPE), as do_splice does (splice(2)
- * checks the offset first).
+ * checks the offset first); FSETXATTR and FGETXATTR take a fixed file
+ * (their flags checked first, the slot looked up at issue), the path
+ * forms refuse one (-EBADF).
  * Semantics: io_uring/timeout.c __io_timeout_prep, io_timeout_remove_prep
  * (6.18 stable); io_uring/net.c io_recv.
  */
@@ -115,6 +117,60 @@ static void splice_checks(struct t_ring *r)
 	close(p[1]);
 }
 
+static int xattr_one(struct t_ring *r, int op, int fd, uint8_t flags,
+		     unsigned int xflags, void *val, unsigned int len)
+{
+	static const char path[] = "/tmp";
+	struct io_uring_sqe *sqe = t_get_sqe(r);
+
+	sqe->opcode = (uint8_t)op;
+	sqe->fd = fd;
+	sqe->flags = flags;
+	sqe->addr = (uintptr_t) "user.nowait-order";
+	sqe->addr2 = (uintptr_t)val;
+	sqe->len = len;
+	sqe->xattr_flags = xflags;
+	if (op == IORING_OP_SETXATTR || op == IORING_OP_GETXATTR)
+		sqe->addr3 = (uintptr_t)path;
+	sqe->user_data = 9;
+	return t_run(r, 9);
+}
+
+static void xattr_checks(struct t_ring *r)
+{
+	char path[] = "/tmp/nowait-xorder.XXXXXX", val[8] = "v1";
+	int fd = mkstemp(path), ret;
+
+	T_ASSERT_GE(fd, 0);
+	/* No files registered: the flags first, then the slot. */
+	T_ASSERT_EQ(xattr_one(r, IORING_OP_FSETXATTR, 0, IOSQE_FIXED_FILE,
+			      0x35343831, val, 2),
+		    -EINVAL);
+	T_ASSERT_EQ(xattr_one(r, IORING_OP_FSETXATTR, 0, IOSQE_FIXED_FILE, 0,
+			      val, 2),
+		    -EBADF);
+	T_ASSERT_EQ(xattr_one(r, IORING_OP_SETXATTR, 0, IOSQE_FIXED_FILE, 0,
+			      val, 2),
+		    -EBADF);
+	T_ASSERT_EQ(xattr_one(r, IORING_OP_GETXATTR, 0, IOSQE_FIXED_FILE, 0,
+			      val, 2),
+		    -EBADF);
+	/* A registered file: set and get through its slot. */
+	T_ASSERT_EQ(t_reg_files2(r, 1, &fd, NULL, 0), 0);
+	ret = xattr_one(r, IORING_OP_FSETXATTR, 0, IOSQE_FIXED_FILE, 0, val, 2);
+	if (ret != -EOPNOTSUPP) { /* a filesystem without user xattrs */
+		T_ASSERT_EQ(ret, 0);
+		memset(val, 0, sizeof(val));
+		T_ASSERT_EQ(xattr_one(r, IORING_OP_FGETXATTR, 0,
+				      IOSQE_FIXED_FILE, 0, val, sizeof(val)),
+			    2);
+		T_ASSERT_EQ(memcmp(val, "v1", 2), 0);
+	}
+	T_ASSERT_EQ(t_register(r->fd, IORING_UNREGISTER_FILES, NULL, 0), 0);
+	unlink(path);
+	close(fd);
+}
+
 int main(void)
 {
 	struct io_uring_sqe *sqe;
@@ -155,6 +211,7 @@ int main(void)
 	T_ASSERT_EQ(memcmp(buf, "efgh", 4), 0);
 	len_checks(&r, s);
 	splice_checks(&r);
+	xattr_checks(&r);
 	t_ring_exit(&r);
 	return T_EXIT_PASS;
 }
