@@ -46,8 +46,8 @@ struct nw_rw {
 	size_t total; /* bytes asked for */
 	bool write;
 	bool mshot_tried; /* READ_MULTISHOT: an attempt was made */
-	bool flags_ok;	 /* rw_init_file's checks passed */
-	int16_t buf_err; /* a registered buffer's lookup failed: at issue */
+	bool flags_ok;	  /* rw_init_file's checks passed */
+	int16_t buf_err;  /* a registered buffer's lookup failed: at issue */
 };
 _Static_assert(sizeof(struct nw_rw) <= NW_REQ_CMD_SIZE, "nw_rw too big");
 
