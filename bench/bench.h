@@ -212,4 +212,6 @@ double bench_getppid_ns(bool smoke);
 void bench_report_getppid(const struct bench_ctx *ctx, const char *bench);
 void bench_watchdog(unsigned int seconds, const char *what);
 
+int bench_preload_path(char *out, size_t len);
+
 #endif /* NW_BENCH_H */

@@ -6,6 +6,8 @@
  * liburing does (test/rawring.c again).
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -182,4 +184,23 @@ const char *bench_setup_name(unsigned int flags)
 	if (fast == IORING_SETUP_SINGLE_ISSUER)
 		return "single";
 	return "none";
+}
+
+/* The preload library next to /proc/self/exe (hackbench, liburing). */
+int bench_preload_path(char *out, size_t len)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return -errno;
+	exe[n] = 0;
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return -ENOENT;
+	*slash = 0;
+	if ((size_t)snprintf(out, len, "%s/libnowait-preload.so", exe) >= len)
+		return -ENAMETOOLONG;
+	return access(out, R_OK) ? -errno : 0;
 }

@@ -46,25 +46,6 @@ static const char *const hb_spins[NR_SPINS] = {"0", "5", "10", "adaptive"};
 
 #define SMOKE_LOOPS 20
 
-/* The preload library next to /proc/self/exe. */
-static int preload_path(char *out, size_t len)
-{
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *slash;
-
-	if (n <= 0)
-		return -errno;
-	exe[n] = 0;
-	slash = strrchr(exe, '/');
-	if (!slash)
-		return -ENOENT;
-	*slash = 0;
-	if ((size_t)snprintf(out, len, "%s/libnowait-preload.so", exe) >= len)
-		return -ENAMETOOLONG;
-	return access(out, R_OK) ? -errno : 0;
-}
-
 /* One hackbench run; its "Time:" in seconds, or -errno. */
 static double run_once(const char *preload, const char *spin, long groups,
 		       long loops, int *err)
@@ -191,7 +172,7 @@ static int hackbench_run(const struct bench_ctx *ctx)
 		       "libnowait-preload.so\n"
 		       "  groups spin        seconds  vs spin 0\n",
 		       loops, runs, runs > 1 ? "s" : "");
-	err = preload_path(preload, sizeof(preload));
+	err = bench_preload_path(preload, sizeof(preload));
 	if (!err && access(HACKBENCH_BIN, X_OK))
 		err = -errno;
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)

@@ -150,31 +150,12 @@ int bench_liburing_child(const char *arg)
 	return 0;
 }
 
-/* The preload library next to /proc/self/exe. */
-static int lu_preload(char *out, size_t len)
-{
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *slash;
-
-	if (n <= 0)
-		return -errno;
-	exe[n] = 0;
-	slash = strrchr(exe, '/');
-	if (!slash)
-		return -ENOENT;
-	*slash = 0;
-	if ((size_t)snprintf(out, len, "%s/libnowait-preload.so", exe) >= len)
-		return -ENAMETOOLONG;
-	return access(out, R_OK) ? -errno : 0;
-}
-
 /* This program again under the preload, in child mode; its line. */
 static int lu_spawn(const struct bench_ctx *ctx, bool own,
 		    struct lu_result *res)
 {
 	char so[PATH_MAX + 32], arg[64], buf[256] = {0};
-	int pfd[2], status, ret = lu_preload(so, sizeof(so));
+	int pfd[2], status, ret = bench_preload_path(so, sizeof(so));
 	pid_t pid;
 	ssize_t n;
 
