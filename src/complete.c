@@ -421,9 +421,11 @@ void nw_cq_add_batch(struct nw_ring *ring, const struct nw_req *req, int res)
 
 /*
  * A failed request ends its chain: every follower completes with its own
- * init error if it had one, else -ECANCELED (kernel io_fail_links).
- * The followers' CQEs are suppressed when the failed request had asked for
- * CQE_SKIP_SUCCESS.
+ * init error if it had one, else -ECANCELED, and no CQE flags (kernel
+ * io_fail_links, io_req_tw_fail_links): a SEND_ZC follower whose prep
+ * armed its notification loses its F_MORE but still gets the notification
+ * when freed. The followers' CQEs are suppressed when the failed request
+ * had asked for CQE_SKIP_SUCCESS.
  */
 static void fail_links(struct nw_ring *ring, struct nw_req *req)
 {
@@ -436,6 +438,7 @@ static void fail_links(struct nw_ring *ring, struct nw_req *req)
 			(link->flags & NW_REQ_F_FAIL) ? link->res : -ECANCELED;
 
 		next = link->link;
+		link->cflags = 0;
 		nw_trace_path(link, NW_PATH_LINKED);
 		if (!ignore)
 			nw_cq_add(ring, link, res);

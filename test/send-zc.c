@@ -7,9 +7,11 @@
  * iovecs), with POLL_FIRST, IORING_SEND_ZC_REPORT_USAGE, and the errors:
  * bad flags, a pipe (-ENOTSOCK), an AF_UNIX socket (-EOPNOTSUPP), a bad
  * buffer, a bad registered range, CQE_SKIP_SUCCESS and reserved fields
- * (plain -EINVAL, no notification).
+ * (plain -EINVAL, no notification); canceled as a link (-ECANCELED
+ * without F_MORE, and still the notification).
  */
 #include <arpa/inet.h>
+#include <poll.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -281,6 +283,77 @@ static void test_fixed(struct t_ring *r)
 	close(s[1]);
 }
 
+/* A result without F_MORE that a notification still follows. */
+static void expect_then_notif(struct t_ring *r, uint64_t ud, int res)
+{
+	struct io_uring_cqe cqe;
+
+	T_ASSERT_EQ(t_wait_cqe(r, &cqe), 0);
+	T_ASSERT_EQ(cqe.user_data, ud);
+	T_ASSERT_EQ(cqe.res, res);
+	T_ASSERT_EQ(cqe.flags, 0);
+	T_ASSERT_EQ(t_wait_cqe(r, &cqe), 0);
+	T_ASSERT_EQ(cqe.user_data, ud);
+	T_ASSERT_EQ(cqe.res, 0);
+	T_ASSERT_EQ(cqe.flags, F_NOTIF);
+}
+
+/*
+ * Canceled as a link (io_fail_links): -ECANCELED with no flags, not
+ * F_MORE, yet prep armed the notification and it follows; once behind a
+ * head that fails at prep (a POLL_ADD with addr set: -EINVAL), once
+ * behind a pending POLL_ADD that POLL_REMOVE cancels. The order of the
+ * remove's CQE against the chain's is not asserted.
+ */
+static void test_link_cancel(struct t_ring *r)
+{
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe cqe;
+	int s[2], p[2], seen[4] = {0};
+
+	t_tcp_pair(s);
+	T_ASSERT_EQ(pipe(p), 0);
+	sqe = t_get_sqe(r);
+	t_prep_poll_add(sqe, p[0], POLLIN, 0, 1);
+	sqe->addr = 1;
+	sqe->flags |= IOSQE_IO_LINK;
+	zc_sqe(r, OP_SEND_ZC, s[0], txbuf, 10, 0, 2);
+	T_ASSERT_EQ(t_submit(r), 2);
+	T_ASSERT_EQ(t_wait_cqe(r, &cqe), 0);
+	T_ASSERT_EQ(cqe.user_data, 1);
+	T_ASSERT_EQ(cqe.res, -EINVAL);
+	expect_then_notif(r, 2, -ECANCELED);
+
+	sqe = t_get_sqe(r);
+	t_prep_poll_add(sqe, p[0], POLLIN, 0, 1);
+	sqe->flags |= IOSQE_IO_LINK;
+	zc_sqe(r, OP_SEND_ZC, s[0], txbuf, 10, 0, 2);
+	T_ASSERT_EQ(t_submit(r), 2);
+	t_prep_poll_remove(t_get_sqe(r), 1, 3);
+	T_ASSERT_EQ(t_submit(r), 1);
+	for (int i = 0; i < 4; i++) {
+		T_ASSERT_EQ(t_wait_cqe(r, &cqe), 0);
+		T_ASSERT(cqe.user_data >= 1 && cqe.user_data <= 3);
+		if (cqe.user_data == 2) {
+			/* The result, then the notification. */
+			T_ASSERT(seen[2] < 2);
+			T_ASSERT_EQ(cqe.res, seen[2] ? 0 : -ECANCELED);
+			T_ASSERT_EQ(cqe.flags, seen[2] ? F_NOTIF : 0);
+		} else {
+			T_ASSERT_EQ(seen[cqe.user_data], 0);
+			T_ASSERT_EQ(cqe.res,
+				    cqe.user_data == 1 ? -ECANCELED : 0);
+			T_ASSERT_EQ(cqe.flags, 0);
+		}
+		seen[cqe.user_data]++;
+	}
+	T_ASSERT_EQ(t_peek_cqe(r, &cqe), -EAGAIN);
+	close(p[0]);
+	close(p[1]);
+	close(s[0]);
+	close(s[1]);
+}
+
 static void run(unsigned int flags)
 {
 	struct io_uring_params p = {.flags = flags};
@@ -291,6 +364,7 @@ static void run(unsigned int flags)
 	test_udp(&r);
 	test_not_zc(&r);
 	test_fixed(&r);
+	test_link_cancel(&r);
 	t_ring_exit(&r);
 }
 

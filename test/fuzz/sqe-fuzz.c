@@ -20,11 +20,13 @@
  * The input also fills the arena the SQEs point into.
  *
  * Teardown: ASYNC_CANCEL(ANY), then reap for at most 5 s until every SQE
- * the ring consumed has had its one final CQE, the one without
- * IORING_CQE_F_MORE: for SEND_ZC and SENDMSG_ZC that is the notification
- * (IORING_CQE_F_NOTIF) after a result with F_MORE, failures included, as
- * the kernel posts them (test/send-zc.c); a second final CQE, or one that
- * never comes, aborts (a finding). Then the ring and the environment are closed.
+ * the ring consumed has had its one final CQE: a result without
+ * IORING_CQE_F_MORE, or for SEND_ZC and SENDMSG_ZC the notification
+ * (IORING_CQE_F_NOTIF) after a result with F_MORE. As in the kernel
+ * (test/send-zc.c), a zerocopy send canceled as a link posts its result
+ * without F_MORE and still a notification: that one is not a second final.
+ * A second final CQE or notification, or one that never comes, aborts (a
+ * finding). Then the ring and the environment are closed.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -45,6 +47,7 @@ struct run {
 	unsigned int queued; /* SQEs written */
 	unsigned int head0;  /* SQ head at the start */
 	uint8_t finals[MAX_SQES + 1];
+	uint8_t notifs[MAX_SQES + 1];
 	unsigned int nfinal;
 	int files_registered;
 	int reg_index;	    /* the ring's registered index (RING_FDS), or -1 */
@@ -87,8 +90,20 @@ static void reap(struct run *u)
 			&u->r.cqes[(head & (u->r.p.cq_entries - 1)) << shift];
 		uint64_t ud = c->user_data;
 
-		if (ud >= 1 && ud <= MAX_SQES &&
-		    !(c->flags & IORING_CQE_F_MORE)) {
+		if (ud < 1 || ud > MAX_SQES)
+			continue;
+		if (c->flags & IORING_CQE_F_NOTIF) {
+			if (u->notifs[ud]++) {
+				fprintf(stderr,
+					"fuzz: a second notification for SQE "
+					"%llu\n",
+					(unsigned long long)ud);
+				abort();
+			}
+			/* The result had F_MORE, or was already final. */
+			if (!u->finals[ud]++)
+				u->nfinal++;
+		} else if (!(c->flags & IORING_CQE_F_MORE)) {
 			if (u->finals[ud]++) {
 				fprintf(stderr,
 					"fuzz: a second final CQE for SQE "
