@@ -15,7 +15,8 @@
  * SEND_ZC and SENDMSG_ZC (io_send_zc, io_sendmsg_zc): zerocopy emulated
  * by a copy, a plain send. The protocol is the kernel's: once prep has
  * armed the notification, the result CQE carries IORING_CQE_F_MORE
- * (failures included) and the notification follows with the same
+ * (failures included; not when canceled with its chain, fail_links in
+ * complete.c) and the notification follows with the same
  * user_data, IORING_CQE_F_NOTIF, and res 0, or with
  * IORING_SEND_ZC_REPORT_USAGE IORING_NOTIF_USAGE_ZC_COPIED: the data was
  * always copied. It is posted when the request is freed (nw_zc_cleanup),
