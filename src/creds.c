@@ -270,3 +270,17 @@ void nw_creds_free_all(struct nw_ring *ring)
 	}
 	pthread_mutex_unlock(&t->lock);
 }
+
+void nw_creds_destroy(struct nw_ring *ring)
+{
+	struct nw_creds_table *t =
+		__atomic_load_n(&ring->pers, __ATOMIC_ACQUIRE);
+
+	if (!t)
+		return;
+	nw_creds_free_all(ring);
+	__atomic_store_n(&ring->pers, NULL, __ATOMIC_RELEASE);
+	free(t->slot);
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+}

@@ -29,5 +29,7 @@ struct nw_creds *nw_creds_enter(const struct nw_creds *c, int *err);
 void nw_creds_leave(struct nw_creds *saved);
 /* Ring exit: forget every personality. */
 void nw_creds_free_all(struct nw_ring *ring);
+/* Ring release: the table goes too. */
+void nw_creds_destroy(struct nw_ring *ring);
 
 #endif

@@ -863,3 +863,21 @@ void nw_kbuf_free_all(struct nw_ring *ring)
 			group_free(ctx, ctx->groups[i]);
 	pthread_mutex_unlock(&ctx->lock);
 }
+
+void nw_kbuf_destroy(struct nw_ring *ring)
+{
+	struct nw_kbuf_ctx *ctx = ctx_get(ring, false);
+	struct nw_kbuf_chunk *c;
+
+	if (!ctx)
+		return;
+	nw_kbuf_free_all(ring);
+	__atomic_store_n(&ring->kbuf, NULL, __ATOMIC_RELEASE);
+	while ((c = ctx->chunks)) {
+		ctx->chunks = c->next;
+		free(c);
+	}
+	free(ctx->groups);
+	pthread_mutex_destroy(&ctx->lock);
+	free(ctx);
+}

@@ -81,7 +81,12 @@ unsigned int nw_kbuf_put(struct nw_req *req);
 unsigned int nw_kbuf_put_vec(struct nw_req *req, int len, unsigned int used);
 /* An incremental buffer's rest is too small for the op: consume all of it. */
 void nw_kbuf_retire(struct nw_req *req);
-/* Drop every group of the ring (ring teardown). */
+/* Drop every group of the ring (ring exit); the records stay. */
 void nw_kbuf_free_all(struct nw_ring *ring);
+/*
+ * Free all of the ring's provided-buffer state, records too (its release:
+ * no request is left to hold one).
+ */
+void nw_kbuf_destroy(struct nw_ring *ring);
 
 #endif

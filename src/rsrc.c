@@ -380,6 +380,34 @@ int nw_rsrc_unregister_files(struct nw_ring *ring, void *arg,
 }
 
 /*
+ * Ring release (io_ring_ctx_free): every table and node goes, with no
+ * tag posted (nobody reads the CQ any more); no request holds a node.
+ * Under reg_lock.
+ */
+void nw_rsrc_destroy(struct nw_ring *ring)
+{
+	struct nw_rsrc *r = rsrc_of(ring);
+
+	if (!r)
+		return;
+	for (unsigned int i = 0; i < r->nr_files; i++)
+		if (r->files[i]) {
+			r->files[i]->tag = 0;
+			node_put(ring, r->files[i], NULL, true);
+		}
+	for (unsigned int i = 0; i < r->nr_bufs; i++)
+		if (r->bufs[i].node) {
+			r->bufs[i].node->tag = 0;
+			node_put(ring, r->bufs[i].node, NULL, true);
+		}
+	__atomic_store_n(&ring->rsrc, NULL, __ATOMIC_RELEASE);
+	free(r->files);
+	free(r->bufs);
+	pthread_mutex_destroy(&r->lock);
+	free(r);
+}
+
+/*
  * __io_sqe_files_update: the old file of a slot goes before the new fd
  * is looked at (a bad fd leaves the slot empty). Returns the number of
  * slots done, or the first error when none was.

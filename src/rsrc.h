@@ -11,6 +11,8 @@ int nw_rsrc_register_files(struct nw_ring *ring, void *arg,
 int nw_rsrc_unregister_files(struct nw_ring *ring, void *arg,
 			     unsigned int nr_args);
 int nw_rsrc_update_files(struct nw_ring *ring, void *arg, unsigned int nr_args);
+/* Ring release: free every table and what it holds, posting no tag. */
+void nw_rsrc_destroy(struct nw_ring *ring);
 int nw_rsrc_register_buffers(struct nw_ring *ring, void *arg,
 			     unsigned int nr_args);
 int nw_rsrc_unregister_buffers(struct nw_ring *ring, void *arg,

@@ -12,6 +12,7 @@
 #include "internal.h"
 #include "opdef.h"
 #include "complete.h"
+#include "creds.h"
 #include "fdcache.h"
 #include "kbuf.h"
 #include "rsrc.h"
@@ -153,8 +154,10 @@ static void ring_release(struct nw_ring *ring)
 	ring->evfd = -1;
 	pthread_mutex_lock(&ring->reg_lock);
 	nw_rsrc_unregister_files(ring, NULL, 0);
+	nw_rsrc_destroy(ring);
+	nw_creds_destroy(ring);
 	pthread_mutex_unlock(&ring->reg_lock);
-	nw_kbuf_free_all(ring);
+	nw_kbuf_destroy(ring);
 	nw_req_cache_free(ring);
 	while ((o = ring->ovf_head)) {
 		ring->ovf_head = o->next;
