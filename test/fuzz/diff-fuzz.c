@@ -92,7 +92,10 @@ static int call_enter(const struct t_calls *c, int fd, unsigned int n,
 			min ? &arg : NULL, min ? sizeof(arg) : 0);
 }
 
-/* The first final CQE of user_data 1 in r, or INT32_MIN. */
+/*
+ * The res of the first CQE of user_data 1 in r, or INT32_MIN; done once a
+ * final one (no F_MORE) is seen.
+ */
 static int find_cqe(struct t_ring *r, bool *done)
 {
 	unsigned int head = *r->cq_head, tail;
@@ -103,8 +106,10 @@ static int find_cqe(struct t_ring *r, bool *done)
 		struct io_uring_cqe *c = &r->cqes[(head & (r->p.cq_entries - 1))
 						  << t_cqe_shift(r)];
 
+		/* A SEND_ZC's notification (res 0) may be in the same batch. */
 		if (c->user_data == 1 && !*done) {
-			res = c->res;
+			if (res == INT32_MIN)
+				res = c->res;
 			if (!(c->flags & IORING_CQE_F_MORE))
 				*done = true;
 		}
