@@ -386,6 +386,8 @@ static void fix_addrs(struct io_uring_sqe *sqe, struct fz_env *e)
 	case IORING_OP_SEND_ZC:
 		sqe->addr = map_addr(sqe->addr, 1);
 		sqe->addr2 = (sqe->addr2 & 1) ? map_addr(sqe->addr2, 128) : 0;
+		/* As the default's: past the arena is the unmapped page only. */
+		sqe->len &= 0x1ffff;
 		break;
 	case IORING_OP_POLL_REMOVE:
 	case IORING_OP_TIMEOUT_REMOVE:
