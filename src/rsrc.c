@@ -380,8 +380,25 @@ int nw_rsrc_unregister_files(struct nw_ring *ring, void *arg,
 }
 
 /*
- * Ring release (io_ring_ctx_free): every table and node goes, with no
- * tag posted (nobody reads the CQ any more); no request holds a node.
+ * This ring's reference goes without a tag: a node a clone shares lives
+ * on in the other ring's table, whose last put posts its tag there.
+ */
+static void node_drop_quiet(struct nw_ring *ring, struct nw_rsrc_node *node)
+{
+	if (__atomic_sub_fetch(&node->refs, 1, __ATOMIC_ACQ_REL))
+		return;
+	if (node->fd >= 0) {
+		nw_fd_forget(ring, node->fd);
+		close(node->fd);
+	}
+	nw_pin_unaccount(node->acct);
+	free(node);
+}
+
+/*
+ * Ring release (io_ring_ctx_free): every table goes, and each node this
+ * ring alone held, with no tag posted (nobody reads the CQ any more); no
+ * request of the ring holds one.
  * Under reg_lock.
  */
 void nw_rsrc_destroy(struct nw_ring *ring)
@@ -391,15 +408,11 @@ void nw_rsrc_destroy(struct nw_ring *ring)
 	if (!r)
 		return;
 	for (unsigned int i = 0; i < r->nr_files; i++)
-		if (r->files[i]) {
-			r->files[i]->tag = 0;
-			node_put(ring, r->files[i], NULL, true);
-		}
+		if (r->files[i])
+			node_drop_quiet(ring, r->files[i]);
 	for (unsigned int i = 0; i < r->nr_bufs; i++)
-		if (r->bufs[i].node) {
-			r->bufs[i].node->tag = 0;
-			node_put(ring, r->bufs[i].node, NULL, true);
-		}
+		if (r->bufs[i].node)
+			node_drop_quiet(ring, r->bufs[i].node);
 	__atomic_store_n(&ring->rsrc, NULL, __ATOMIC_RELEASE);
 	free(r->files);
 	free(r->bufs);

@@ -6,7 +6,9 @@
  * buffer ring), registered buffers with tags, registered files and a
  * personality, used once, then unmapped and closed. Under `make check`
  * LeakSanitizer fails the run if any of it stays allocated and unreachable
- * after its ring was freed; both engines must use each ring alike.
+ * after its ring was freed; both engines must use each ring alike. The
+ * first ring's buffers are cloned into a ring kept to the end, which
+ * must still write from them once their first ring is long gone.
  */
 #include <sys/mman.h>
 #include <sys/uio.h>
@@ -20,7 +22,8 @@
 #define PBUF_GID 2
 
 static char legacy[NLEGACY][BUFLEN];
-static char regbuf[2][4096];
+static char regbuf[2][4096] __attribute__((aligned(4096)));
+static struct t_ring keeper; /* holds round 0's buffers, cloned */
 
 static void provide_legacy(struct t_ring *r)
 {
@@ -95,6 +98,13 @@ static void round_once(int round)
 	fds[1] = p[1];
 	T_ASSERT_EQ(t_register(r.fd, IORING_REGISTER_FILES, fds, 2), 0);
 	T_ASSERT_GT(t_register(r.fd, IORING_REGISTER_PERSONALITY, NULL, 0), 0);
+	if (!round) {
+		struct nw_clone_buffers cb = {.src_fd = (uint32_t)r.fd};
+
+		T_ASSERT_EQ(t_register(keeper.fd, IORING_REGISTER_CLONE_BUFFERS,
+				       &cb, 1),
+			    0);
+	}
 
 	/* Use both kinds of provided buffer once. */
 	T_ASSERT_EQ(write(p[1], "abc", 3), 3);
@@ -116,12 +126,35 @@ static void round_once(int round)
 	munmap(br, 4096);
 }
 
+/* WRITE_FIXED from the keeper's slot 0 (round 0's regbuf[0]). */
+static void keeper_write(void)
+{
+	struct io_uring_sqe *sqe;
+	char got[8];
+	int p[2];
+
+	T_ASSERT_EQ(pipe(p), 0);
+	memcpy(regbuf[0], "kept-buf", 8);
+	sqe = t_get_sqe(&keeper);
+	T_ASSERT(sqe != NULL);
+	t_prep_rw(sqe, IORING_OP_WRITE_FIXED, p[1], regbuf[0], 8, 0, 9);
+	sqe->buf_index = 0;
+	T_ASSERT_EQ(t_run(&keeper, 9), 8);
+	T_ASSERT_EQ(read(p[0], got, 8), 8);
+	T_ASSERT_EQ(memcmp(got, "kept-buf", 8), 0);
+	close(p[0]);
+	close(p[1]);
+}
+
 int main(void)
 {
 	t_require_engine();
 	t_watchdog(120);
+	T_ASSERT_EQ(t_ring_init(&keeper, 8, NULL), 0);
 	for (int i = 0; i < ROUNDS; i++)
 		round_once(i);
+	keeper_write();
+	t_ring_exit(&keeper);
 	/* One more ring: the last one let go of is looked at too. */
 	{
 		struct t_ring r;
