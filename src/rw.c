@@ -48,6 +48,7 @@ struct nw_rw {
 	bool mshot_tried; /* READ_MULTISHOT: an attempt was made */
 	bool flags_ok;	  /* rw_init_file's checks passed */
 	int16_t buf_err;  /* a registered buffer's lookup failed: at issue */
+	bool pi;	  /* a PI attribute: refused at issue */
 };
 _Static_assert(sizeof(struct nw_rw) <= NW_REQ_CMD_SIZE, "nw_rw too big");
 
@@ -77,6 +78,8 @@ static int rw_select_prep(struct nw_req *req, const struct io_uring_sqe *sqe,
 }
 
 #define NW_RW_ATTR_FLAG_PI (1ULL << 0) /* IORING_RW_ATTR_FLAG_PI */
+/* Above any user address (57-bit paging included): access_ok fails. */
+#define NW_RW_USER_TOP	   0x00fffffffffff000ULL
 
 /* Has the caller CAP_SYS_ADMIN or CAP_SYS_NICE (effective)? */
 static bool rt_capable(void)
@@ -88,6 +91,46 @@ static bool rt_capable(void)
 		return false;
 	return data[0].effective &
 	       ((1U << CAP_SYS_ADMIN) | (1U << CAP_SYS_NICE));
+}
+
+/* struct io_uring_attr_pi (6.14): what attr_ptr points at. */
+struct nw_attr_pi {
+	uint16_t flags;
+	uint16_t app_tag;
+	uint32_t len;
+	uint64_t addr;
+	uint64_t seed;
+	uint64_t rsvd;
+};
+
+/*
+ * attr_type_mask (6.14+, over __pad2) and attr_ptr (addr3), as
+ * io_prep_rw_pi reads them at prep: only the PI attribute is known
+ * (other bits -EINVAL); its struct is copied (-EFAULT), its reserved
+ * word must be 0 and its buffer a user range (-EFAULT). The metadata
+ * needs a block device's integrity support, none of ours: the issue
+ * refuses it after the file's mode (-EINVAL, as 6.18 does for files
+ * and pipes).
+ */
+static int rw_attr_prep(struct nw_rw *rw, const struct io_uring_sqe *sqe)
+{
+	uint64_t mask = READ_ONCE(sqe->__pad2[0]);
+	struct nw_attr_pi pi;
+
+	rw->pi = false;
+	if (!mask)
+		return 0;
+	if (mask != NW_RW_ATTR_FLAG_PI)
+		return -EINVAL;
+	if (nw_copy_from_user(&pi, (void *)(uintptr_t)READ_ONCE(sqe->addr3),
+			      sizeof(pi)))
+		return -EFAULT;
+	if (pi.rsvd)
+		return -EINVAL;
+	if (pi.addr + pi.len < pi.addr || pi.addr + pi.len > NW_RW_USER_TOP)
+		return -EFAULT;
+	rw->pi = true;
+	return 0;
 }
 
 /*
@@ -124,13 +167,9 @@ static int rw_prep(struct nw_req *req, const struct io_uring_sqe *sqe,
 
 	if (ret)
 		return ret;
-	/*
-	 * attr_type_mask (6.14+, over __pad2): only the PI attribute is
-	 * known, which needs a block device's integrity data (none of
-	 * ours); other bits are -EINVAL, as in io_prep_rw.
-	 */
-	if (READ_ONCE(sqe->__pad2[0]) & ~(uint64_t)NW_RW_ATTR_FLAG_PI)
-		return -EINVAL;
+	ret = rw_attr_prep(rw, sqe);
+	if (ret)
+		return ret;
 	rw->off = READ_ONCE(sqe->off);
 	rw->rw_flags = (int)READ_ONCE(sqe->rw_flags);
 	rw->write = write;
@@ -501,6 +540,8 @@ static int rw_init_file(struct nw_req *req, struct nw_rw *rw)
 	}
 	if ((f & RWF_HIPRI) && !(req->ring->flags & IORING_SETUP_IOPOLL))
 		return -EINVAL;
+	if (rw->pi)
+		return -EINVAL;
 	rw->flags_ok = true;
 	return 0;
 }
@@ -512,7 +553,7 @@ int nw_rw_issue(struct nw_req *req, unsigned int issue_flags)
 	/* The file is looked up before the buffer (a bad fd: -EBADF). */
 	if (unlikely(rw->buf_err))
 		return fcntl(req->fd, F_GETFD) < 0 ? -EBADF : rw->buf_err;
-	if (unlikely(rw->rw_flags) && !rw->flags_ok) {
+	if (unlikely(rw->rw_flags || rw->pi) && !rw->flags_ok) {
 		int ret = rw_init_file(req, rw);
 
 		if (ret)

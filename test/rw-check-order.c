@@ -5,6 +5,7 @@
  * class, and a level only in its low 3 bits: hint bits pass), then
  * attr_type_mask; a bad fd or fixed-file slot is -EBADF next; then a
  * registered buffer is looked up (-EFAULT), at issue as io_read_fixed does;
+ * a PI attribute's struct is read at prep too (-EFAULT);
  * then io_rw_init_file: the fd's mode (-EBADF), kiocb_set_rw_flags
  * (unknown bits -EOPNOTSUPP, APPEND with NOAPPEND -EINVAL, ATOMIC on what
  * cannot write atomically -EOPNOTSUPP), RWF_HIPRI without IOPOLL -EINVAL;
@@ -120,6 +121,41 @@ static void flag_checks(struct t_ring *r, int file, int p[2], int s[2])
 	T_ASSERT_EQ(rw(r, IORING_OP_READ, s[1], 4, 0, F_NOWAIT, 0), 4);
 }
 
+/* A read or write with attr_type_mask (__pad2) and attr_ptr (addr3). */
+static int attr_rw(struct t_ring *r, int op, int fd, uint8_t flags,
+		   uint64_t mask, const void *attr)
+{
+	struct io_uring_sqe *sqe = t_get_sqe(r);
+
+	t_prep_rw(sqe, op, fd, buf, 16, 0, 9);
+	sqe->flags = flags;
+	sqe->__pad2[0] = mask;
+	sqe->addr3 = (uint64_t)(uintptr_t)attr;
+	return t_run(r, 9);
+}
+
+/*
+ * The PI attribute (io_prep_rw_pi): its struct is read at prep, before
+ * the fixed-file slot is looked up (-EFAULT, -EINVAL for its reserved
+ * word); metadata is refused at issue after the file's mode (-EINVAL on
+ * files and pipes).
+ */
+static void pi_checks(struct t_ring *r, int file, int p[2])
+{
+	uint64_t pi[4] = {0};
+
+	T_ASSERT_EQ(
+		attr_rw(r, IORING_OP_READ_FIXED, 0, IOSQE_FIXED_FILE, 1, NULL),
+		-EFAULT);
+	T_ASSERT_EQ(attr_rw(r, IORING_OP_READ, file, 0, 1, NULL), -EFAULT);
+	T_ASSERT_EQ(attr_rw(r, IORING_OP_READ, file, 0, 2, pi), -EINVAL);
+	T_ASSERT_EQ(attr_rw(r, IORING_OP_READ, file, 0, 1, pi), -EINVAL);
+	T_ASSERT_EQ(attr_rw(r, IORING_OP_READ, p[0], 0, 1, pi), -EINVAL);
+	T_ASSERT_EQ(attr_rw(r, IORING_OP_WRITE, p[0], 0, 1, pi), -EBADF);
+	pi[3] = 1; /* rsvd */
+	T_ASSERT_EQ(attr_rw(r, IORING_OP_WRITE, p[0], 0, 1, pi), -EINVAL);
+}
+
 int main(void)
 {
 	char path[] = "/tmp/nowait-rworder.XXXXXX";
@@ -137,6 +173,7 @@ int main(void)
 	ioprio_checks(&r);
 	fixed_checks(&r, file);
 	flag_checks(&r, file, p, s);
+	pi_checks(&r, file, p);
 	t_ring_exit(&r);
 	return T_EXIT_PASS;
 }
