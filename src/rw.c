@@ -407,6 +407,15 @@ static int rw_done(struct nw_req *req, struct nw_rw *rw, ssize_t err)
 	return NW_COMPLETE;
 }
 
+/* The fd opened for this direction (F_GETFL's flags, or -1). */
+static bool rw_mode_ok(const struct nw_rw *rw, int fl)
+{
+	int acc = fl & O_ACCMODE;
+
+	return fl >= 0 && !(fl & O_PATH) && acc != 3 &&
+	       acc != (rw->write ? O_RDONLY : O_WRONLY);
+}
+
 static int rw_nonblock(struct nw_req *req, struct nw_rw *rw)
 {
 	unsigned int mask = rw->write ? NW_POLLOUT : NW_POLLIN;
@@ -414,8 +423,9 @@ static int rw_nonblock(struct nw_req *req, struct nw_rw *rw)
 	ssize_t n;
 	int kind;
 
-	if ((int64_t)rw->off < -1)
-		return -EINVAL; /* rw_verify_area, before any stream logic */
+	if ((int64_t)rw->off < -1) /* rw_verify_area, after the file's mode */
+		return rw_mode_ok(rw, fcntl(req->fd, F_GETFL)) ? -EINVAL
+							       : -EBADF;
 	if (nw_poll_prepare(req, mask, &kind))
 		return user_nowait ? rw_done(req, rw, -EAGAIN) : NW_RETRY;
 	for (;;) {
@@ -442,7 +452,8 @@ static int rw_blocking(struct nw_req *req, struct nw_rw *rw)
 	ssize_t n;
 
 	if ((int64_t)rw->off < -1)
-		return -EINVAL;
+		return rw_mode_ok(rw, fcntl(req->fd, F_GETFL)) ? -EINVAL
+							       : -EBADF;
 	for (;;) {
 		n = rw_call(req, rw, &kind, rw->rw_flags);
 		if (n <= 0)
@@ -518,11 +529,10 @@ static int rw_issue_select(struct nw_req *req, struct nw_rw *rw,
 static int rw_init_file(struct nw_req *req, struct nw_rw *rw)
 {
 	unsigned int f = (unsigned int)rw->rw_flags;
-	int fl = fcntl(req->fd, F_GETFL), acc = fl & O_ACCMODE;
+	int fl = fcntl(req->fd, F_GETFL);
 	struct stat st;
 
-	if (fl < 0 || (fl & O_PATH) || acc == 3 ||
-	    acc == (rw->write ? O_RDONLY : O_WRONLY))
+	if (!rw_mode_ok(rw, fl))
 		return -EBADF;
 	if (f & ~NW_RWF_KNOWN)
 		return -EOPNOTSUPP;

@@ -115,6 +115,14 @@ static void flag_checks(struct t_ring *r, int file, int p[2], int s[2])
 		    -EOPNOTSUPP);
 	T_ASSERT_EQ(rw(r, IORING_OP_WRITE, file, 4, 0, F_ATOMIC, 0),
 		    -EOPNOTSUPP);
+	/* A negative offset (rw_verify_area) after the fd and its mode. */
+	T_ASSERT_EQ(
+		rw(r, IORING_OP_READV, 1000, 0, 0xffff000000000000ULL, 0, 0),
+		-EBADF);
+	T_ASSERT_EQ(rw(r, IORING_OP_WRITE, p[0], 4, (uint64_t)-2, 0, 0),
+		    -EBADF);
+	T_ASSERT_EQ(rw(r, IORING_OP_READ, file, 4, (uint64_t)-2, 0, 0),
+		    -EINVAL);
 	/* Good flags: the data goes through. */
 	T_ASSERT_EQ(rw(r, IORING_OP_WRITE, file, 4, 0, F_NOAPPEND, 0), 4);
 	T_ASSERT_EQ(rw(r, IORING_OP_WRITE, s[0], 4, 0, F_NOWAIT, 0), 4);
