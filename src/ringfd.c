@@ -246,7 +246,7 @@ static bool maps_line_is_program(const char *line, void *arg)
 	struct nw_ring *ring = arg;
 	unsigned long start;
 
-	if (sscanf(line, "%lx-", &start) != 1 || !nw_names_ring(line, ring))
+	if (!nw_names_ring(line, ring) || sscanf(line, "%lx-", &start) != 1)
 		return false;
 	return start != (unsigned long)ring->rings_map &&
 	       start != (unsigned long)ring->sqe_map &&

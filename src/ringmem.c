@@ -453,9 +453,10 @@ static bool find_mirror(const char *line, void *arg)
 	struct mirror_map *m = &s->maps[s->nr];
 	char perms[5];
 
-	if (sscanf(line, "%lx-%lx %4s %llx", &m->start, &m->end, perms,
-		   &m->off) != 4 ||
-	    !nw_names_ring(line, s->ring))
+	/* The name first: most lines are not the ring's, sscanf is slow. */
+	if (!nw_names_ring(line, s->ring) ||
+	    sscanf(line, "%lx-%lx %4s %llx", &m->start, &m->end, perms,
+		   &m->off) != 4)
 		return false;
 	if (m->off < IORING_OFF_CQ_RING || m->off >= IORING_OFF_SQES)
 		return false;
