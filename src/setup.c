@@ -281,36 +281,74 @@ static bool reap_one(struct nw_ring *ring)
 
 /*
  * Before a new ring is made, the rings the program may have let go of are
- * looked at: those a close hook marked (nw_ring_fd_closing) and the
+ * looked at: those a close hook marked (nw_ring_fd_closing), the
  * NW_REAP_NEWEST newest, as liburing closes and unmaps with raw system
- * calls no hook sees. Those let go of are released on the program's
+ * calls no hook sees, and NW_REAP_OLDER of the older ones in turn (a
+ * cursor that walks the list, one step per setup), so that a ring let go
+ * of while newer ones were made (threads that each make and drop one) is
+ * found all the same. Those let go of are released on the program's
  * thread; the rest are kept or left to their reactor thread. One fstat
  * per ring still in use.
  */
 #define NW_REAP_NEWEST 4
+#define NW_REAP_OLDER  2
+
+/*
+ * One reap at a time: two setups on different threads would otherwise
+ * both find the same ring let go of, and one would read it (its maps, its
+ * mappings) while the other releases it. (A setup that left the looking
+ * to a reap under way would leave rings behind when many threads set up
+ * at once.) A child forked during a reap starts with the lock free.
+ */
+static pthread_mutex_t reap_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned int reap_cursor; /* under reap_lock */
+
+static void reap_child(void)
+{
+	pthread_mutex_init(&reap_lock, NULL);
+}
+
+static void reap_atfork(void)
+{
+	pthread_atfork(NULL, NULL, reap_child);
+}
+
+/* Is ring, the i-th newest, one this reap looks at? */
+static bool reap_wanted(struct nw_ring *ring, unsigned int i, unsigned int from)
+{
+	bool marked =
+		__atomic_load_n(&ring->suspect, __ATOMIC_RELAXED) &&
+		__atomic_exchange_n(&ring->suspect, false, __ATOMIC_SEQ_CST);
+
+	if (marked)
+		__atomic_sub_fetch(&nw_rings_suspect, 1, __ATOMIC_SEQ_CST);
+	return marked || i < NW_REAP_NEWEST ||
+	       (i - NW_REAP_NEWEST >= from &&
+		i - NW_REAP_NEWEST < from + NW_REAP_OLDER);
+}
 
 static void ring_reap(void)
 {
-	struct nw_ring *ring = NULL, *next;
-	bool marked;
-	int i = 0;
+	struct nw_ring *ring, *next;
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	unsigned int i = 0, from;
 
+	pthread_once(&once, reap_atfork);
+	pthread_mutex_lock(&reap_lock);
+	from = reap_cursor;
 	for (ring = nw_ring_next(NULL); ring; ring = next, i++) {
 		next = nw_ring_next(ring);
-		marked = __atomic_load_n(&ring->suspect, __ATOMIC_RELAXED) &&
-			 __atomic_exchange_n(&ring->suspect, false,
-					     __ATOMIC_SEQ_CST);
-		if (marked)
-			__atomic_sub_fetch(&nw_rings_suspect, 1,
-					   __ATOMIC_SEQ_CST);
-		else if (i >= NW_REAP_NEWEST &&
-			 !__atomic_load_n(&nw_rings_suspect, __ATOMIC_RELAXED))
+		if (i >= NW_REAP_NEWEST + from + NW_REAP_OLDER &&
+		    !__atomic_load_n(&nw_rings_suspect, __ATOMIC_RELAXED))
 			break;
-		else if (i >= NW_REAP_NEWEST)
-			continue;
-		if (reap_one(ring))
+		if (reap_wanted(ring, i, from) && reap_one(ring))
 			nw_reactor_exit_unattended(ring);
 	}
+	/* Past the end of the list: start again from the oldest newest. */
+	reap_cursor = i < NW_REAP_NEWEST + from + NW_REAP_OLDER
+			      ? 0
+			      : from + NW_REAP_OLDER;
+	pthread_mutex_unlock(&reap_lock);
 }
 
 int nw_setup(unsigned int entries, struct io_uring_params *uparams)
