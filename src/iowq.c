@@ -162,6 +162,11 @@ static int pool_cancel(struct nw_pool *p,
 	return n;
 }
 
+void nw_iowq_init(void)
+{
+	pthread_once(&pools_once, pools_init);
+}
+
 int nw_iowq_cancel(bool (*match)(struct nw_work *, void *), void *arg, bool all,
 		   void (*cancelled)(struct nw_work *, void *), bool *running)
 {

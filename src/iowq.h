@@ -23,6 +23,15 @@ struct nw_work {
 };
 
 /*
+ * Make the pools (their limits need the online CPU count, which glibc's
+ * sysconf reads by opening a file under /sys). Called by setup on the
+ * program's thread: done lazily on a reactor thread (a dropped ring's
+ * teardown cancels its work), that open would take the lowest free fd
+ * number for a moment, behind the program's back (the kernel never does).
+ */
+void nw_iowq_init(void);
+
+/*
  * Queue work on a class. A new worker is started when none is idle and the
  * class is below its limit. Returns 0, or -EAGAIN when no worker exists
  * and none could be started (the work is then not queued).

@@ -49,6 +49,7 @@ static void wq_defaults(const struct nw_ring *ring, unsigned int max[2])
 void nw_regwq_task_init(const struct nw_ring *ring)
 {
 	wq_defaults(ring, tls_wq_max);
+	nw_iowq_init(); /* on the program's thread, never a reactor's */
 }
 
 int nw_reg_iowq_max_workers(struct nw_ring *ring, void *arg,
