@@ -19,8 +19,10 @@
  * /dev/null).
  * The input also fills the arena the SQEs point into.
  *
- * Teardown: ASYNC_CANCEL(ANY), then reap for at most 5 s until every SQE
- * the ring consumed has had its one final CQE: a result without
+ * Teardown: ASYNC_CANCEL(ANY) (again every 200 ms: under SQPOLL it can
+ * join an input's open link and be canceled with it), then reap for at
+ * most 5 s until every SQE the ring consumed has had its one final
+ * CQE: a result without
  * IORING_CQE_F_MORE, or for SEND_ZC and SENDMSG_ZC the notification
  * (IORING_CQE_F_NOTIF) after a result with F_MORE. As in the kernel
  * (test/send-zc.c), a zerocopy send canceled as a link posts its result
@@ -49,6 +51,7 @@ struct run {
 	uint8_t finals[MAX_SQES + 1];
 	uint8_t notifs[MAX_SQES + 1];
 	unsigned int nfinal;
+	unsigned int ncancel; /* the harness's own cancels queued */
 	int files_registered;
 	int reg_index;	    /* the ring's registered index (RING_FDS), or -1 */
 	struct t_ring peer; /* MSG_RING's target (env.ring_fd2), fd -1: none */
@@ -292,38 +295,56 @@ static void run_records(struct run *u, const uint8_t *d, size_t n)
 	}
 }
 
+/*
+ * The harness's ASYNC_CANCEL(ANY). Under SQPOLL it may land in the same
+ * batch as an SQE the input left with IO_LINK at its end, and then it is
+ * a link of that chain (canceled with it when the chain fails, as the
+ * kernel does too): so the reap loop queues another now and then, and
+ * every one is counted out of the consumed SQEs.
+ */
+static void queue_cancel(struct run *u)
+{
+	struct io_uring_sqe *sqe = t_get_sqe(&u->r);
+
+	if (!sqe)
+		return;
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = IORING_OP_ASYNC_CANCEL;
+	sqe->fd = -1;
+	sqe->cancel_flags = IORING_ASYNC_CANCEL_ANY;
+	sqe->user_data = FZ_MARK_OWN;
+	u->ncancel++;
+}
+
+static unsigned int consumed_sqes(struct run *u)
+{
+	return __atomic_load_n(u->r.sq_head, __ATOMIC_ACQUIRE) - u->head0 -
+	       u->ncancel;
+}
+
 static void teardown(struct run *u)
 {
 	unsigned int consumed;
-	struct io_uring_sqe *sqe;
 
 	submit(u);
 	for (int i = 0; i < 4 && t_ring_flush(&u->r); i++)
 		submit(u);
-	sqe = t_get_sqe(&u->r);
-	if (sqe) {
-		sqe->opcode = IORING_OP_ASYNC_CANCEL;
-		sqe->fd = -1;
-		sqe->cancel_flags = IORING_ASYNC_CANCEL_ANY;
-		sqe->user_data = FZ_MARK_OWN;
-	}
+	queue_cancel(u);
 	submit(u);
 	for (int i = 0; i < 5000; i++) {
-		consumed = __atomic_load_n(u->r.sq_head, __ATOMIC_ACQUIRE) -
-			   u->head0;
-		if (sqe)
-			consumed--; /* the cancel itself */
 		reap(u);
+		consumed = consumed_sqes(u);
 		if (u->nfinal >= consumed && !t_ring_flush(&u->r))
 			break;
-		if (i % 200 == 199)
-			submit(u); /* cancel again: a request armed late */
+		if (i % 200 == 199) {
+			queue_cancel(u); /* again: one armed late, or linked */
+			submit(u);
+		}
 		ring_enter(u, t_ring_flush(&u->r), 1, IORING_ENTER_GETEVENTS,
 			   1000);
 	}
 	reap(u);
-	consumed = __atomic_load_n(u->r.sq_head, __ATOMIC_ACQUIRE) - u->head0 -
-		   (sqe ? 1 : 0);
+	consumed = consumed_sqes(u);
 	if (u->nfinal != consumed) {
 		fprintf(stderr,
 			"fuzz: %u SQEs consumed, %u final CQEs:", consumed,
