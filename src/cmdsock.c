@@ -70,16 +70,23 @@ int nw_uring_cmd_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 {
 	struct nw_cmd *c = nw_req_cmd(req, struct nw_cmd);
 	uint32_t flags = READ_ONCE(sqe->uring_cmd_flags);
+	bool select = req->sqe_flags & IOSQE_BUFFER_SELECT;
 
 	if (sqe_word(sqe, offsetof(struct io_uring_sqe, off) + 4)) /* __pad1 */
 		return -EINVAL;
 	if (flags & ~NW_URING_CMD_MASK)
 		return -EINVAL;
-	if ((flags & NW_URING_CMD_FIXED) && (flags & NW_URING_CMD_MULTISHOT))
+	/*
+	 * As 6.18's prep: FIXED refuses a provided buffer, and MULTISHOT goes
+	 * with IOSQE_BUFFER_SELECT and only with it (-EINVAL either way).
+	 */
+	if ((flags & NW_URING_CMD_FIXED) && select)
 		return -EINVAL;
-	/* MULTISHOT needs IOSQE_BUFFER_SELECT, which is refused before. */
-	if (flags & NW_URING_CMD_MULTISHOT)
+	if (!!(flags & NW_URING_CMD_MULTISHOT) != select)
 		return -EINVAL;
+	/* Multishot commands: no socket command has them; not done here. */
+	if (select)
+		return -EOPNOTSUPP;
 	c->op = READ_ONCE(sqe->cmd_op);
 	c->level = (int)sqe_word(sqe, offsetof(struct io_uring_sqe, addr));
 	c->optname =

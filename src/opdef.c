@@ -310,6 +310,7 @@ const struct nw_issue_def nw_issue_defs[NW_OP_TABLE_SIZE]
 	},
 	[IORING_OP_URING_CMD] = {
 		.needs_file	= 1,
+		.buffer_select	= 1, /* 6.18: for MULTISHOT; prep checks */
 		.iopoll		= 1,
 		.prep		= nw_uring_cmd_prep,
 		.issue		= nw_uring_cmd_issue,

@@ -164,6 +164,17 @@ static void test_errors(struct t_ring *r, int tcp)
 	sqe = cmd_sqe(r, OP_SIOCINQ, tcp, 0, 0, NULL, 0);
 	sqe->off |= 1ULL << 32;
 	T_ASSERT_EQ(run1(r), -EINVAL);
+	/* IOSQE_BUFFER_SELECT is allowed but only with MULTISHOT: -EINVAL. */
+	cmd_sqe(r, OP_SIOCINQ, tcp, 0, 0, NULL, 0)->flags = IOSQE_BUFFER_SELECT;
+	T_ASSERT_EQ(run1(r), -EINVAL);
+	sqe = cmd_sqe(r, OP_SIOCINQ, tcp, 0, 0, NULL, 0);
+	sqe->flags = IOSQE_BUFFER_SELECT;
+	sqe->uring_cmd_flags = 1; /* FIXED with a provided buffer */
+	T_ASSERT_EQ(run1(r), -EINVAL);
+	/* Checked in prep, before the (unregistered) fixed file. */
+	sqe = cmd_sqe(r, OP_SIOCINQ, 4, 0, 0, NULL, 0);
+	sqe->flags = IOSQE_FIXED_FILE | IOSQE_IO_DRAIN | IOSQE_BUFFER_SELECT;
+	T_ASSERT_EQ(run1(r), -EINVAL);
 	close(p[0]);
 	close(p[1]);
 	close(u[0]);
