@@ -61,7 +61,7 @@ void nowait_hook_fd_closing(int fd)
 
 void nowait_hook_wrote(void)
 {
-	nw_reactor_sync_wake();
+	nw_reactor_sync_wake(false);
 }
 
 void nowait_hook_fd_range_closing(unsigned int first, unsigned int last)

@@ -328,6 +328,7 @@ struct nw_ring {
 	bool poll_activated;
 	int poll_evfd;
 	unsigned int ring_pollers;
+	unsigned int ring_watches; /* this ring's pfds on rings' fds (atomic) */
 
 	/* Registered files and buffers (rsrc.c): made at first register. */
 	struct nw_rsrc *rsrc;

@@ -284,6 +284,108 @@ static void *reactor_main(void *arg)
 	return NULL;
 }
 
+/* A waiter takes over harvesting from the reactor thread. */
+void nw_reactor_drive_begin(struct nw_ring *ring)
+{
+	pthread_mutex_lock(&ring->reactor_mu);
+	__atomic_add_fetch(&ring->drivers_wanted, 1, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&ring->reactor_mu);
+	if (__atomic_load_n(&ring->bg_in_wait, __ATOMIC_SEQ_CST))
+		nw_loop_wake(&ring->loop);
+	pthread_mutex_lock(&ring->reactor_lock);
+}
+
+/* One driver fewer wanted: the reactor thread resumes at none. */
+static void drivers_release(struct nw_ring *ring)
+{
+	pthread_mutex_lock(&ring->reactor_mu);
+	if (!__atomic_sub_fetch(&ring->drivers_wanted, 1, __ATOMIC_SEQ_CST))
+		pthread_cond_signal(&ring->reactor_cv);
+	pthread_mutex_unlock(&ring->reactor_mu);
+}
+
+void nw_reactor_drive_end(struct nw_ring *ring)
+{
+	pthread_mutex_unlock(&ring->reactor_lock);
+	drivers_release(ring);
+}
+
+/* Harvest ring without sleeping, a few rounds while they find events. */
+static void sync_harvest(struct nw_ring *ring)
+{
+	static const struct timespec zero;
+
+	for (int i = 0; i < 4; i++)
+		if (nw_reactor_run(ring, &zero, NULL, NW_RUN_SYNC) <= 0)
+			break;
+}
+
+/*
+ * Take over from ring's reactor thread, as a waiter does, once its round
+ * ends. Not from a waiter that drives (it holds reactor_lock for its whole
+ * wait, and harvests itself), and never for long: false then.
+ */
+static bool settle_begin(struct nw_ring *ring)
+{
+	static const struct timespec nap = {0, 20000};
+	struct timespec now, until;
+
+	if (!__atomic_load_n(&ring->bg_running, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&ring->driver, __ATOMIC_SEQ_CST))
+		return false;
+	/* A round takes microseconds; a bound for a stalled one. */
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_nsec += 100000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&ring->reactor_mu);
+	__atomic_add_fetch(&ring->drivers_wanted, 1, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&ring->reactor_mu);
+	if (__atomic_load_n(&ring->bg_in_wait, __ATOMIC_SEQ_CST))
+		nw_loop_wake(&ring->loop);
+	while (pthread_mutex_trylock(&ring->reactor_lock)) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > until.tv_sec ||
+		    (now.tv_sec == until.tv_sec &&
+		     now.tv_nsec >= until.tv_nsec) ||
+		    __atomic_load_n(&ring->driver, __ATOMIC_SEQ_CST)) {
+			drivers_release(ring);
+			return false;
+		}
+		nanosleep(&nap, NULL);
+	}
+	return true;
+}
+
+/*
+ * A CQE post woke polls of a ring's fd (settle): a polling ring's
+ * reactor thread may have taken the edge first and be running it, its
+ * POLL_ADD already unparked. Step in as a waiter does, which waits for
+ * that round to end (reactor_lock), then look too. Rings that watch no
+ * ring's fd are left alone.
+ */
+static void settle_ring_watchers(void)
+{
+	struct nw_ring *ring = NULL;
+
+	while ((ring = nw_ring_next(ring))) {
+		if (ring->owner_pid != nw_getpid() ||
+		    !__atomic_load_n(&ring->ring_watches, __ATOMIC_RELAXED) ||
+		    !nw_loop_ready(&ring->loop) ||
+		    __atomic_load_n(&ring->dead, __ATOMIC_ACQUIRE) ||
+		    ring->gone)
+			continue;
+		if (!settle_begin(ring)) {
+			sync_harvest(ring);
+			continue;
+		}
+		sync_harvest(ring);
+		nw_reactor_drive_end(ring);
+	}
+}
+
 /*
  * Each ring with something parked is harvested without sleeping, again
  * while a round found events (a CQE it posted may signal an eventfd a
@@ -291,13 +393,18 @@ static void *reactor_main(void *arg)
  * at most a few rounds. The thread counts as the engine's meanwhile: the
  * engine's own eventfd writes come back through the interposers.
  */
-void nw_reactor_sync_wake(void)
+void nw_reactor_sync_wake(bool settle)
 {
-	static const struct timespec zero;
 	struct nw_ring *ring = NULL;
 
-	if (likely(!__atomic_load_n(&nw_poll_adds_parked, __ATOMIC_RELAXED)) ||
-	    nw_in_engine)
+	if (nw_in_engine)
+		return;
+	if (settle) {
+		nw_in_engine++;
+		settle_ring_watchers();
+		nw_in_engine--;
+	}
+	if (likely(!__atomic_load_n(&nw_poll_adds_parked, __ATOMIC_RELAXED)))
 		return;
 	nw_in_engine++;
 	while ((ring = nw_ring_next(ring))) {
@@ -308,9 +415,7 @@ void nw_reactor_sync_wake(void)
 		    __atomic_load_n(&ring->dead, __ATOMIC_ACQUIRE) ||
 		    ring->gone)
 			continue;
-		for (int i = 0; i < 4; i++)
-			if (nw_reactor_run(ring, &zero, NULL, NW_RUN_SYNC) <= 0)
-				break;
+		sync_harvest(ring);
 	}
 	nw_in_engine--;
 }
@@ -366,24 +471,4 @@ bool nw_reactor_want_driver(struct nw_ring *ring)
 	ret = nw_loop_ensure(&ring->loop);
 	pthread_mutex_unlock(&ring->poll_lock);
 	return !ret;
-}
-
-/* A waiter takes over harvesting from the reactor thread. */
-void nw_reactor_drive_begin(struct nw_ring *ring)
-{
-	pthread_mutex_lock(&ring->reactor_mu);
-	__atomic_add_fetch(&ring->drivers_wanted, 1, __ATOMIC_SEQ_CST);
-	pthread_mutex_unlock(&ring->reactor_mu);
-	if (__atomic_load_n(&ring->bg_in_wait, __ATOMIC_SEQ_CST))
-		nw_loop_wake(&ring->loop);
-	pthread_mutex_lock(&ring->reactor_lock);
-}
-
-void nw_reactor_drive_end(struct nw_ring *ring)
-{
-	pthread_mutex_unlock(&ring->reactor_lock);
-	pthread_mutex_lock(&ring->reactor_mu);
-	if (!__atomic_sub_fetch(&ring->drivers_wanted, 1, __ATOMIC_SEQ_CST))
-		pthread_cond_signal(&ring->reactor_cv);
-	pthread_mutex_unlock(&ring->reactor_mu);
 }

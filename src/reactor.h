@@ -41,9 +41,13 @@ bool nw_reactor_want_driver(struct nw_ring *ring);
  * The program wrote to some fd (the preload's write interposers): what
  * that made ready is harvested now, as the kernel's wake-up runs inside
  * the write and its task work before the write returns. Only while a
- * POLL_ADD is parked in the process (one load otherwise).
+ * POLL_ADD is parked in the process (one load otherwise). With settle (a
+ * CQE post woke polls of a ring's fd: rare, and the kernel's wake-up is
+ * synchronous), each ring that polls a ring's fd is also harvested after
+ * its reactor thread, which may have taken the edge first, ends its round;
+ * a program's write does not pay that round trip.
  */
-void nw_reactor_sync_wake(void);
+void nw_reactor_sync_wake(bool settle);
 /* A waiter takes over harvesting from the reactor thread, and gives back. */
 void nw_reactor_drive_begin(struct nw_ring *ring);
 void nw_reactor_drive_end(struct nw_ring *ring);

@@ -175,7 +175,7 @@ long nw_enter(int fd, unsigned int to_submit, unsigned int min_complete,
 	nw_in_engine--;
 	if (unlikely(nw_ring_pollers_woken)) {
 		nw_ring_pollers_woken = false;
-		nw_reactor_sync_wake();
+		nw_reactor_sync_wake(true);
 	}
 	return ret;
 }
