@@ -35,9 +35,10 @@
  */
 static bool ring_gone(struct nw_ring *ring)
 {
-	if (!ring->gone)
-		ring->gone = !nw_ring_referenced(ring);
-	return ring->gone;
+	if (!__atomic_load_n(&ring->gone, __ATOMIC_RELAXED) &&
+	    !nw_ring_referenced(ring))
+		__atomic_store_n(&ring->gone, true, __ATOMIC_RELAXED);
+	return __atomic_load_n(&ring->gone, __ATOMIC_RELAXED);
 }
 
 #define NW_EXIT_WATCH_S 1
@@ -187,7 +188,8 @@ int nw_reactor_run(struct nw_ring *ring, const struct timespec *timeout,
 		if (!ev[i].io) /* a kick for whoever harvests: not ours */
 			nw_loop_wake(&ring->loop);
 	if (mode == NW_RUN_BG &&
-	    (ring->dead || ring->gone || exit_asked(ring) ||
+	    (ring->dead || __atomic_load_n(&ring->gone, __ATOMIC_RELAXED) ||
+	     exit_asked(ring) ||
 	     (n == 0 && ring->exit_watch && ring_gone(ring)) ||
 	     ((!nw_list_empty(&h.ready) || h.nr_mshot) && ring_gone(ring)))) {
 		nw_poll_cancel_all(ring, &h.ready);
@@ -249,7 +251,7 @@ void nw_reactor_exit_unattended(struct nw_ring *ring)
 	nw_list_init(&ready);
 	pthread_mutex_lock(&ring->reactor_lock);
 	nw_poll_cancel_all(ring, &ready);
-	ring->gone = true;
+	__atomic_store_n(&ring->gone, true, __ATOMIC_RELAXED);
 	ring_exit(ring);
 	pthread_mutex_unlock(&ring->reactor_lock);
 	reactor_teardown(ring);
@@ -375,7 +377,7 @@ static void settle_ring_watchers(void)
 		    !__atomic_load_n(&ring->ring_watches, __ATOMIC_RELAXED) ||
 		    !nw_loop_ready(&ring->loop) ||
 		    __atomic_load_n(&ring->dead, __ATOMIC_ACQUIRE) ||
-		    ring->gone)
+		    __atomic_load_n(&ring->gone, __ATOMIC_RELAXED))
 			continue;
 		if (!settle_begin(ring)) {
 			sync_harvest(ring);
@@ -413,7 +415,7 @@ void nw_reactor_sync_wake(bool settle)
 		    !__atomic_load_n(&ring->nr_parked, __ATOMIC_RELAXED) ||
 		    !nw_loop_ready(&ring->loop) ||
 		    __atomic_load_n(&ring->dead, __ATOMIC_ACQUIRE) ||
-		    ring->gone)
+		    __atomic_load_n(&ring->gone, __ATOMIC_RELAXED))
 			continue;
 		sync_harvest(ring);
 	}

@@ -59,6 +59,14 @@ static long long sig_blocked(pid_t tid, char *name, size_t len)
 	return blk;
 }
 
+static bool sync_blocked(long long blk)
+{
+	for (size_t i = 0; i < sizeof(sync_sigs) / sizeof(sync_sigs[0]); i++)
+		if (blk & (1LL << (sync_sigs[i] - 1)))
+			return true;
+	return false;
+}
+
 static void check_mask(pid_t tid, long long blk, const char *name)
 {
 	for (size_t i = 0; i < sizeof(sync_sigs) / sizeof(sync_sigs[0]); i++)
@@ -114,6 +122,16 @@ static void *watch(void *arg)
 
 		usleep(5000);
 		blk = sig_blocked(w->tid, name, sizeof(name));
+		/*
+		 * pthread_create blocks every signal around its clone (glibc,
+		 * and TSan's interceptor): a thread the engine starts during
+		 * the wait may show that for an instant. A wait's own mask
+		 * stays: look again before calling it blocked.
+		 */
+		for (int j = 0; j < 3 && blk > 0 && sync_blocked(blk); j++) {
+			usleep(1000);
+			blk = sig_blocked(w->tid, name, sizeof(name));
+		}
 		if (blk >= 0) {
 			check_mask(w->tid, blk, name);
 			w->seen++;
