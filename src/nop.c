@@ -107,12 +107,3 @@ int nw_nop_issue(struct nw_req *req, unsigned int issue_flags)
 	req->res = 0;
 	return NW_COMPLETE;
 }
-
-/* The flag-free NOP in one call (opdef .fast): result 0. */
-int nw_nop_fast(const struct io_uring_sqe *sqe, int32_t *res)
-{
-	if (unlikely(READ_ONCE(sqe->rw_flags)))
-		return -1;
-	*res = 0;
-	return 0;
-}

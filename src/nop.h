@@ -7,6 +7,5 @@
 
 int nw_nop_prep(struct nw_req *req, const struct io_uring_sqe *sqe);
 int nw_nop_issue(struct nw_req *req, unsigned int issue_flags);
-int nw_nop_fast(const struct io_uring_sqe *sqe, int32_t *res);
 
 #endif

@@ -34,7 +34,7 @@ const struct nw_issue_def nw_issue_defs[NW_OP_TABLE_SIZE]
 	[IORING_OP_NOP] = {
 		.iopoll		= 1,
 		.always_inline	= 1,
-		.fast		= nw_nop_fast,
+		.trivial	= 1,
 		.prep		= nw_nop_prep,
 		.issue		= nw_nop_issue,
 	},
@@ -662,7 +662,7 @@ static bool issue_def_empty(const struct nw_issue_def *d)
 	return !d->needs_file && !d->pollin && !d->pollout &&
 	       !d->buffer_select && !d->ioprio && !d->iopoll &&
 	       !d->unbound_nonreg_file && !d->always_inline &&
-	       !d->always_punt && !d->fast && !d->prep && !d->issue;
+	       !d->always_punt && !d->trivial && !d->prep && !d->issue;
 }
 
 /* The first rule entry op breaks, or NULL. */
@@ -682,8 +682,8 @@ static const char *check_op(const struct nw_issue_def *d,
 		return "implemented without a name";
 	if (d->always_inline && d->always_punt)
 		return "both always_inline and always_punt";
-	if (d->fast && !d->always_inline)
-		return "fast without always_inline";
+	if (d->trivial && !d->always_inline)
+		return "trivial without always_inline";
 	/* submit_fast runs it on a stack req without init_req's checks. */
 	if (d->always_inline && (d->needs_file || !d->iopoll))
 		return "always_inline with needs_file or without iopoll";

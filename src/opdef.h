@@ -31,16 +31,18 @@ struct nw_issue_def {
 	/* always blocks (the kernel forces it async): no inline try */
 	unsigned always_punt : 1;
 	/*
-	 * Optional: prep and issue in one call for the common, flag-free
-	 * form of an always-inline op. Returns 0 with *res set, or -1 to
-	 * send the SQE down the general path (which validates it fully).
+	 * An always-inline op whose flag-free form (sqe->rw_flags, the op's
+	 * own flags word, 0; no SQE flags, ioprio or personality) completes
+	 * with res 0 and cflags 0 and does nothing else: the submit fast
+	 * loop posts its CQE without calling prep or issue. Any other form
+	 * takes the general path, which validates it fully.
 	 */
-	int (*fast)(const struct io_uring_sqe *sqe, int32_t *res);
+	unsigned trivial : 1;
 	/* Validate the SQE and copy what issue needs. Runs on the submitter. */
 	int (*prep)(struct nw_req *req, const struct io_uring_sqe *sqe);
 	/* Do the operation: NW_COMPLETE, NW_QUEUED, NW_RETRY or -errno. */
 	int (*issue)(struct nw_req *req, unsigned int issue_flags);
-};
+} __attribute__((aligned(32))); /* a def's index is one shift */
 
 struct nw_cold_def {
 	const char *name;

@@ -439,15 +439,14 @@ static inline int submit_fast(struct nw_ring *ring,
 }
 
 /*
- * The fast path in bulk, for lockless rings with reserved CQ room: run
- * consecutive SQEs of ops with an issue def .fast, in one call each, with
- * the ring's hot fields in locals (CQE stores may alias anything, so
- * fields read through ring would be reloaded after each one). Stops
+ * The fast path in bulk, for lockless rings with reserved CQ room: post
+ * the CQEs of consecutive flag-free SQEs of trivial ops (opdef.h) with no
+ * call, the ring's hot fields in locals (CQE stores may alias anything,
+ * so fields read through ring would be reloaded after each one). Stops
  * without consuming at the first SQE it cannot finish: another opcode,
- * flags, an invalid index, a prep error; the general path takes that one.
- * has_array is a constant at each call site, so the compiler makes a
- * loop without the index-array test for NO_SQARRAY rings. Returns the
- * new SQ head.
+ * flags, an invalid index; the general path takes that one. has_array is
+ * a constant at each call site, so the compiler makes a loop without the
+ * index-array test for NO_SQARRAY rings. Returns the new SQ head.
  */
 static __attribute__((always_inline)) inline unsigned int
 fast_loop(struct nw_ring *ring, unsigned int sq_head, unsigned int end,
@@ -457,15 +456,14 @@ fast_loop(struct nw_ring *ring, unsigned int sq_head, unsigned int end,
 	const unsigned int sq_mask = ring->sq_mask, cq_mask = ring->cq_mask;
 	const unsigned int nr_sqes = ring->sq_entries, shift = ring->sqe_shift;
 	const char *const sqes = ring->sqes;
+	const struct nw_issue_def *const defs = nw_issue_defs;
 	char *const cqes = nw_cq_entries(ring);
 	unsigned int cq_tail = ring->cached_cq_tail - sq_head;
 
 	for (; sq_head != end; sq_head++) {
 		unsigned int idx = sq_head & sq_mask;
-		int (*fast)(const struct io_uring_sqe *sqe, int32_t *res);
 		const struct io_uring_sqe *sqe;
 		uint32_t word;
-		int32_t res;
 
 		if (has_array) {
 			idx = READ_ONCE(array[idx]);
@@ -473,15 +471,15 @@ fast_loop(struct nw_ring *ring, unsigned int sq_head, unsigned int end,
 				break;
 		}
 		sqe = (const void *)(sqes + ((size_t)idx << shift));
+		/* opcode, flags and ioprio in one load: flags, ioprio 0 */
 		word = READ_ONCE(*(const uint32_t *)sqe);
-		fast = nw_issue_defs[word & 0xff].fast;
-		if (unlikely((word & 0xffffff00) || !fast ||
+		if (unlikely((word & 0xffffff00) ||
+			     !defs[word & 0xff].trivial ||
+			     READ_ONCE(sqe->rw_flags) ||
 			     READ_ONCE(sqe->personality)))
 			break;
-		if (unlikely(fast(sqe, &res)))
-			break;
 		nw_cqe16_write(cqes, (cq_tail + sq_head) & cq_mask,
-			       READ_ONCE(sqe->user_data), res, 0);
+			       READ_ONCE(sqe->user_data), 0, 0);
 	}
 	ring->cached_cq_tail = cq_tail + sq_head;
 	return sq_head;

@@ -2,11 +2,14 @@
 /*
  * NOP batches through the submit side's fast loop on every ring shape it
  * has a variant for: with and without the SQ index array (NO_SQARRAY),
- * 64- and 128-byte SQEs (SQE128). Many laps of both rings with batches
- * of every size, the CQEs in order with res 0 and flags 0; and batches
- * that the fast loop must hand over in their middle (an injected result,
- * CQE_SKIP_SUCCESS, an unknown opcode that ends the batch) and take up
- * again.
+ * 64- and 128-byte SQEs (SQE128), with and without a submit lock
+ * (SINGLE_ISSUER | DEFER_TASKRUN, as the bench's rings). Many laps of
+ * both rings with batches of every size, the CQEs in order with res 0 and
+ * flags 0; batches that the fast loop must hand over in their middle (an
+ * injected result, CQE_SKIP_SUCCESS, an unknown opcode that ends the
+ * batch) and take up again; and a NOP the fast loop must not complete
+ * because of a field it checks (ioprio, an unregistered personality, an
+ * unknown NOP flag), which fails -EINVAL and ends the batch.
  * Semantics: io_uring.c io_submit_sqes/io_get_sqe/io_init_req, nop.c.
  */
 #include <unistd.h>
@@ -21,6 +24,9 @@ static const unsigned int shapes[] = {
 	IORING_SETUP_NO_SQARRAY,
 	IORING_SETUP_SQE128,
 	IORING_SETUP_NO_SQARRAY | IORING_SETUP_SQE128,
+	IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
+	IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
+		IORING_SETUP_NO_SQARRAY,
 };
 
 #define NR_SHAPES (sizeof(shapes) / sizeof(shapes[0]))
@@ -115,6 +121,46 @@ static void test_handover(unsigned int flags)
 	t_ring_exit(&r);
 }
 
+/* Which field of the third NOP of a batch is set (test_rejects). */
+enum reject { REJ_IOPRIO, REJ_PERSONALITY, REJ_NOP_FLAG, NR_REJ };
+
+/*
+ * [NOP NOP BAD NOP]: BAD fails -EINVAL in io_init_req (ioprio on an op
+ * without it, a personality never registered) or in the NOP's prep (a
+ * flag it does not know), and ends the batch, counted as submitted; the
+ * NOP after it waits for the next enter.
+ */
+static void test_rejects(unsigned int flags)
+{
+	struct io_uring_sqe *sqe;
+	struct t_ring r;
+	int rej;
+
+	ring_open(&r, flags);
+	for (rej = 0; rej < NR_REJ; rej++) {
+		t_prep_nop(t_get_sqe(&r), 1);
+		t_prep_nop(t_get_sqe(&r), 2);
+		sqe = t_get_sqe(&r);
+		t_prep_nop(sqe, 3);
+		if (rej == REJ_IOPRIO)
+			sqe->ioprio = 1;
+		else if (rej == REJ_PERSONALITY)
+			sqe->personality = 1;
+		else
+			sqe->rw_flags = 1U << 30;
+		t_prep_nop(t_get_sqe(&r), 4);
+		T_ASSERT_EQ(t_submit(&r), 3);
+		T_ASSERT_EQ(t_cq_ready(&r), 3);
+		expect(&r, 1, 0);
+		expect(&r, 2, 0);
+		expect(&r, 3, -EINVAL);
+		T_ASSERT_EQ(t_submit(&r), 1);
+		expect(&r, 4, 0);
+		T_ASSERT_EQ(t_cq_ready(&r), 0);
+	}
+	t_ring_exit(&r);
+}
+
 int main(void)
 {
 	unsigned int s;
@@ -124,6 +170,7 @@ int main(void)
 	for (s = 0; s < NR_SHAPES; s++) {
 		test_laps(shapes[s]);
 		test_handover(shapes[s]);
+		test_rejects(shapes[s]);
 	}
 	return T_EXIT_PASS;
 }

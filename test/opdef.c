@@ -80,7 +80,7 @@ static void test_check(void)
 	EXPECT_BAD(IORING_OP_NOP);
 	issue_copy[IORING_OP_NOP].iopoll = 0;
 	EXPECT_BAD(IORING_OP_NOP);
-	issue_copy[IORING_OP_READ].fast = issue_copy[IORING_OP_NOP].fast;
+	issue_copy[IORING_OP_READ].trivial = 1;
 	EXPECT_BAD(IORING_OP_READ);
 	issue_copy[IORING_OP_TIMEOUT].pollin = 1;
 	EXPECT_BAD(IORING_OP_TIMEOUT);
@@ -114,7 +114,7 @@ static void test_table_and_probe(void)
 
 		T_ASSERT_EQ(nw_op_supported(op), d->issue != NULL);
 		if (op >= NW_OP_LAST) {
-			T_ASSERT(!d->issue && !d->prep && !d->fast);
+			T_ASSERT(!d->issue && !d->prep && !d->trivial);
 			continue;
 		}
 		if (!d->issue)
