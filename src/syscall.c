@@ -146,7 +146,9 @@ static long enter(int fd, unsigned int to_submit, unsigned int min_complete,
 			return ret;
 	}
 	if (flags & IORING_ENTER_GETEVENTS) {
-		if (ring->single_issuer && ring->submitter_tid != nw_gettid() &&
+		/* a submit that got SQEs in checked the issuer already */
+		if (ring->single_issuer && ret <= 0 &&
+		    ring->submitter_tid != nw_gettid() &&
 		    (ring->flags & IORING_SETUP_DEFER_TASKRUN))
 			return ret ? ret : -EEXIST;
 		ret2 = nw_wait(ring, min_complete, flags, arg, argsz);

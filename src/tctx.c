@@ -32,7 +32,7 @@ struct nw_tctx {
 };
 
 NW_TCTX_TLS bool nw_tctx_live;
-static __thread struct nw_tctx tctx;
+static NW_TCTX_TLS struct nw_tctx tctx;
 
 static pthread_mutex_t tctx_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct nw_tctx *tctx_list; /* tables with slots, for fork */

@@ -14,7 +14,7 @@
 #include <sys/uio.h>
 #include "internal.h"
 
-static __thread pid_t cached_tid;
+static __thread pid_t cached_tid __attribute__((tls_model("initial-exec")));
 static pid_t cached_pid;
 
 void nw_bug(const char *file, int line, const char *cond)
@@ -68,17 +68,25 @@ pid_t nw_gettid(void)
 static void after_fork_child(void)
 {
 	cached_tid = 0;
-	cached_pid = 0;
+	__atomic_store_n(&cached_pid, 0, __ATOMIC_RELAXED);
 }
 
+/*
+ * Set only after the fork handler that clears it is registered (the
+ * release store), so a cached pid seen by an acquire load needs no
+ * pthread_once: one load on every enter.
+ */
 pid_t nw_getpid(void)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pid_t pid = __atomic_load_n(&cached_pid, __ATOMIC_ACQUIRE);
 
+	if (likely(pid))
+		return pid;
 	pthread_once(&once, nw_register_atfork);
-	if (unlikely(!READ_ONCE(cached_pid)))
-		WRITE_ONCE(cached_pid, getpid());
-	return READ_ONCE(cached_pid);
+	pid = getpid();
+	__atomic_store_n(&cached_pid, pid, __ATOMIC_RELEASE);
+	return pid;
 }
 
 void nw_register_atfork(void)
