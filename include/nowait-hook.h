@@ -29,6 +29,21 @@ long nowait_hook_enter(int fd, unsigned int to_submit,
 		       unsigned int min_complete, unsigned int flags,
 		       const void *arg, size_t argsz);
 
+/*
+ * The program's mmap calls come through nowait_hook_mmap from now on (the
+ * preload's interposer, at load): a NO_MMAP ring may then register
+ * IOU_PBUF_RING_MMAP rings, whose pages its ring fd cannot show.
+ */
+void nowait_hook_mmap_routed(void);
+/*
+ * mmap of fd at off, an IORING_OFF_PBUF_RING offset (the interposer,
+ * before the real call): 0 when the real mmap serves it; 1 when the
+ * engine mapped it (fd is a NO_MMAP ring), *res the mapping; -errno when
+ * the engine refused it.
+ */
+int nowait_hook_mmap(void *addr, size_t len, int prot, int flags, int fd,
+		     uint64_t off, void **res);
+
 /* Does fd name a nowait ring? Cheap (a bitmap) unless it ever did. */
 bool nowait_hook_is_ring_fd(int fd);
 

@@ -31,6 +31,8 @@
  * avoids (no filter at all).
  * A program on liburing.so.2 reaches the engine without the trap for its
  * submit and wait calls: liburing.c defines them over the library's.
+ * libc's mmap is interposed too, for the one mapping a ring fd's file
+ * cannot give: a NO_MMAP ring's IOU_PBUF_RING_MMAP rings (pbuf_mmap).
  * Limits: a program that blocks or ignores SIGSYS when it makes an
  * io_uring call is killed by the kernel ("Bad system call").
  */
@@ -54,6 +56,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <nowait.h>
+#include <nowait-abi.h>
 #include <nowait-hook.h>
 #include "uring-filter.h"
 
@@ -149,6 +152,60 @@ EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 	if (!real_sendmsg)
 		return syscall(SYS_sendmsg, fd, msg, flags);
 	return real_sendmsg(fd, msg, flags);
+}
+
+typedef void *(*mmap_fn)(void *, size_t, int, int, int, off_t);
+static mmap_fn real_mmap, real_mmap64;
+
+/*
+ * mmap of a ring fd at IORING_OFF_PBUF_RING (the kernel's io_uring_mmap):
+ * a NO_MMAP ring's IOU_PBUF_RING_MMAP rings are pages its sealed memfd
+ * does not have, which the engine maps (nowait_hook_mmap). Any other
+ * mmap costs a test of the offset. Inline mmap system calls are not seen.
+ */
+static bool pbuf_mmap(void *addr, size_t len, int prot, int flags, int fd,
+		      off_t off, void **res)
+{
+	int r;
+
+	if (fd < 0 ||
+	    ((uint64_t)off & IORING_OFF_MMAP_MASK) != IORING_OFF_PBUF_RING ||
+	    !nowait_hook_is_ring_fd(fd))
+		return false;
+	r = nowait_hook_mmap(addr, len, prot, flags, fd, (uint64_t)off, res);
+	if (r < 0) {
+		errno = -r;
+		*res = MAP_FAILED;
+	}
+	return r != 0;
+}
+
+static void *mmap_via(mmap_fn *fn, const char *name, void *addr, size_t len,
+		      int prot, int flags, int fd, off_t off)
+{
+	void *res;
+
+	if (pbuf_mmap(addr, len, prot, flags, fd, off, &res))
+		return res;
+	if (!*fn)
+		*fn = (mmap_fn)dlsym(RTLD_NEXT, name);
+	if (!*fn)
+		return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd,
+				       off);
+	return (*fn)(addr, len, prot, flags, fd, off);
+}
+
+EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
+		  off_t off)
+{
+	return mmap_via(&real_mmap, "mmap", addr, len, prot, flags, fd, off);
+}
+
+EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd,
+		    off_t off)
+{
+	return mmap_via(&real_mmap64, "mmap64", addr, len, prot, flags, fd,
+			off);
 }
 
 /*
@@ -455,6 +512,8 @@ __attribute__((constructor)) static void uring_preload_init(void)
 	int ret;
 
 	real_syscall = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+	real_mmap = (mmap_fn)dlsym(RTLD_NEXT, "mmap");
+	nowait_hook_mmap_routed();
 	log_on = env_is("NOWAIT_LOG", "1");
 	install_handler();
 	if (env_is("NOWAIT_MODE", "kernel")) {

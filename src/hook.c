@@ -7,9 +7,11 @@
 #include <nowait-hook.h>
 #include "internal.h"
 #include "fdcache.h"
+#include "kbuf.h"
 #include "poll.h"
 #include "pressure.h"
 #include "reactor.h"
+#include "ringmem.h"
 #include "ringpoll.h"
 
 long nowait_hook_enter(int fd, unsigned int to_submit,
@@ -78,6 +80,17 @@ void nowait_hook_fd_range_closing(unsigned int first, unsigned int last)
 int nowait_hook_ring_pollfd_referenced(int pollfd)
 {
 	return nw_ring_watch_referenced(pollfd);
+}
+
+void nowait_hook_mmap_routed(void)
+{
+	nw_ringmem_mmap_routed();
+}
+
+int nowait_hook_mmap(void *addr, size_t len, int prot, int flags, int fd,
+		     uint64_t off, void **res)
+{
+	return nw_kbuf_mmap(fd, addr, len, prot, flags, off, res);
 }
 
 bool nowait_hook_ring_fd_learn(int fd)

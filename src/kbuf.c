@@ -404,8 +404,8 @@ static int ring_mem_get(struct nw_ring *ring, struct nw_kbuf_ctx *ctx,
 
 	*map_len = 0;
 	if (reg->pad & NW_PBUF_RING_MMAP) {
-		/* No memfd pages to share on a NO_MMAP ring: not done. */
-		if (ring->mem_user)
+		/* NO_MMAP without the preload's mmap: no pages to share. */
+		if (ring->mem_user && !ring->pbuf_win)
 			return -EINVAL;
 		*map_len = (uint32_t)((size + page - 1) & ~(page - 1));
 		*br = mmap_region(ring, ctx, reg->bgid, *map_len);
@@ -483,6 +483,79 @@ int nw_kbuf_unregister_ring(struct nw_ring *ring, void *arg,
 		group_free(ctx, g);
 	pthread_mutex_unlock(&ctx->lock);
 	return ret;
+}
+
+/*
+ * Put the group's region at m (a mapping the caller made, as long as the
+ * region at least): a second mapping of the engine's pages (mremap with
+ * old size 0 duplicates a shared mapping) in place of m's first pages.
+ * Called with ctx->lock held.
+ */
+static int region_place(struct nw_ring *ring, const struct nw_kbuf_group *g,
+			char *m, int prot)
+{
+	char *src = (char *)ring->pbuf_win +
+		    ((size_t)g->bgid << IORING_OFF_PBUF_SHIFT);
+
+	if (mremap(src, 0, g->map_len, MREMAP_MAYMOVE | MREMAP_FIXED, m) ==
+	    MAP_FAILED)
+		return -ENOMEM;
+	if (prot != (PROT_READ | PROT_WRITE) && mprotect(m, g->map_len, prot))
+		return -errno;
+	return 0;
+}
+
+/*
+ * The group's region mapped at *res: 0, or -errno as io_uring_mmap has
+ * it: an address asked for is -EINVAL and no region to map -ENOMEM (its
+ * get_unmapped_area), a mapping shorter than the region -EFAULT (the
+ * pages' insertion); one longer reads zeros past it (SIGBUS there).
+ */
+static int region_map(struct nw_ring *ring, void *addr, size_t len, int prot,
+		      uint64_t off, void **res)
+{
+	uint64_t id = (off & ~(uint64_t)IORING_OFF_MMAP_MASK) >>
+		      IORING_OFF_PBUF_SHIFT;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct nw_kbuf_ctx *ctx = ctx_get(ring, false);
+	struct nw_kbuf_group *g = NULL;
+	void *m;
+	int ret = 0;
+
+	if (!len || addr)
+		return -EINVAL;
+	if (!ctx)
+		return -ENOMEM;
+	pthread_mutex_lock(&ctx->lock);
+	if (id < NW_PBUF_MAP_BGIDS)
+		g = group_get(ctx, (uint16_t)id);
+	/* io_pbuf_get_region: a ring group whose region is the ring's. */
+	if (!g || !g->br || !g->map_len || !ring->pbuf_win)
+		ret = -ENOMEM;
+	else if (((len + page - 1) & ~(page - 1)) < g->map_len)
+		ret = -EFAULT;
+	else if ((m = mmap(NULL, len, prot, MAP_SHARED | MAP_ANONYMOUS, -1,
+			   0)) == MAP_FAILED)
+		ret = -errno;
+	else if ((ret = region_place(ring, g, m, prot)))
+		munmap(m, len);
+	else
+		*res = m;
+	pthread_mutex_unlock(&ctx->lock);
+	return ret;
+}
+
+int nw_kbuf_mmap(int fd, void *addr, size_t len, int prot, int flags,
+		 uint64_t off, void **res)
+{
+	struct nw_ring *ring;
+	int ret;
+
+	if (nw_ring_lookup(fd, &ring) || !ring->mem_user)
+		return 0;
+	(void)flags; /* always shared, as the kernel's pages are */
+	ret = region_map(ring, addr, len, prot, off, res);
+	return ret ? ret : 1;
 }
 
 /*

@@ -33,6 +33,15 @@ int nw_kbuf_register_ring(struct nw_ring *ring, void *arg,
 			  unsigned int nr_args);
 int nw_kbuf_unregister_ring(struct nw_ring *ring, void *arg,
 			    unsigned int nr_args);
+/*
+ * The program's mmap of fd at off, an IORING_OFF_PBUF_RING offset: 0 when
+ * fd is not a NO_MMAP ring (the real mmap serves the others); else 1 and
+ * *res the IOU_PBUF_RING_MMAP ring of the bgid off names, mapped as flags
+ * say (always shared), or -errno (-ENOMEM: no such ring, as io_uring_mmap
+ * says). Any thread.
+ */
+int nw_kbuf_mmap(int fd, void *addr, size_t len, int prot, int flags,
+		 uint64_t off, void **res);
 /* IORING_REGISTER_PBUF_STATUS: a ring group's head. */
 int nw_kbuf_ring_status(struct nw_ring *ring, void *arg, unsigned int nr_args);
 

@@ -169,6 +169,47 @@ void nw_ringmem_destroy(struct nw_ring *ring)
 	ring->pbuf_win = NULL;
 }
 
+static bool fsize_allows(size_t size);
+
+/* Set once, by the preload: the program's mmap calls come to the engine. */
+static bool mmap_routed;
+
+void nw_ringmem_mmap_routed(void)
+{
+	__atomic_store_n(&mmap_routed, true, __ATOMIC_RELEASE);
+}
+
+/*
+ * A NO_MMAP ring's window: its sealed memfd has no pages, so a file of
+ * their own (named as the ring's, so that a program's mapping of them
+ * keeps the ring as the kernel's does), mapped whole and the fd closed.
+ * Only where the program's mmap reaches nw_kbuf_mmap (the preload): a
+ * program's own mmap of the ring fd could not map them.
+ */
+static int user_pbuf_window(struct nw_ring *ring)
+{
+	char name[32];
+	void *m;
+	int fd;
+
+	if (!__atomic_load_n(&mmap_routed, __ATOMIC_ACQUIRE) ||
+	    !fsize_allows(PBUF_WIN_LEN))
+		return -EINVAL;
+	snprintf(name, sizeof(name), "nowait-ring:%u", ring->id);
+	fd = memfd_create(name, MFD_CLOEXEC);
+	if (fd < 0)
+		return -ENOMEM;
+	m = MAP_FAILED;
+	if (!ftruncate(fd, (off_t)PBUF_WIN_LEN))
+		m = mmap(NULL, PBUF_WIN_LEN, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return -ENOMEM;
+	__atomic_store_n(&ring->pbuf_win, m, __ATOMIC_RELEASE);
+	return 0;
+}
+
 /*
  * The engine's mapping of the memfd at IORING_OFF_PBUF_RING, made from its
  * mapping of the rings (mremap of a shared mapping with old size 0 maps
@@ -180,7 +221,9 @@ int nw_ringmem_pbuf_window(struct nw_ring *ring)
 
 	if (ring->pbuf_win)
 		return 0;
-	if (ring->mem_user || !ring->pbuf_file || !ring->rings_map)
+	if (ring->mem_user)
+		return user_pbuf_window(ring);
+	if (!ring->pbuf_file || !ring->rings_map)
 		return -EINVAL;
 	m = mremap(ring->rings_map, 0, PBUF_FILE_END, MREMAP_MAYMOVE);
 	if (m == MAP_FAILED)

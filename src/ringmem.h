@@ -25,10 +25,17 @@ int nw_ringmem_resize(struct nw_ring *ring, struct io_uring_params *p);
 
 /*
  * IOU_PBUF_RING_MMAP: map the memfd's window at IORING_OFF_PBUF_RING into
- * the engine (ring->pbuf_win) on first use: 0, -EINVAL (no such pages:
- * NO_MMAP, or RLIMIT_FSIZE kept the file small), -ENOMEM. Under reg_lock.
+ * the engine (ring->pbuf_win) on first use (a NO_MMAP ring: a file of its
+ * own): 0, -EINVAL (no such pages: NO_MMAP without the preload's mmap, or
+ * RLIMIT_FSIZE kept the file small), -ENOMEM. Under reg_lock.
  */
 int nw_ringmem_pbuf_window(struct nw_ring *ring);
+/*
+ * The program's mmap of a ring fd at IORING_OFF_PBUF_RING reaches
+ * nw_kbuf_mmap from now on (the preload's interposer says so at load):
+ * NO_MMAP rings may then have IOU_PBUF_RING_MMAP rings.
+ */
+void nw_ringmem_mmap_routed(void);
 
 void nw_ringmem_settle_slow(struct nw_ring *ring, int fd);
 /*
