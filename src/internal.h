@@ -421,6 +421,11 @@ int nw_ring_lookup(int fd, struct nw_ring **ringp);
 bool nw_is_ring_fd(int fd);
 /* Whether the program still holds the ring (an fd or a mapping). */
 bool nw_ring_referenced(struct nw_ring *ring);
+/*
+ * Whether the program holds a ring of its own not being exited: the pool
+ * asks (iowq.c), as the kernel's io-wq goes with the task's last ring.
+ */
+bool nw_rings_held(void);
 /* Teardown: no lookup finds the ring any more. */
 void nw_ring_remove(struct nw_ring *ring);
 /* A close hook: fd is about to be closed (a ring fd's: mark its ring). */

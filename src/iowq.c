@@ -3,13 +3,15 @@
  * The worker pool: the io-wq analogue. Two classes, as in the kernel:
  * BOUND for file and filesystem work (at most 4 x online CPUs workers) and
  * UNBOUND for work that may block forever. Workers start lazily when work
- * arrives and no worker is idle, exit after NW_IDLE_SEC idle, run with all
+ * arrives and no worker is idle, exit after NW_IDLE_SEC idle, or soon
+ * after the program let go of its last ring (pool_unused), run with all
  * signals blocked (but the cancel signal during a blocking call, see the
  * end of this file), and never make io_uring calls. The pool is reset in a
  * forked child, which starts with no workers. Lock order: a pool lock is
  * never held while calling work or any ring lock.
  * Semantics: kernel io_uring/io-wq.c (classes, lazy creation, idle exit,
- * the signal that interrupts a cancelled worker).
+ * the signal that interrupts a cancelled worker) and tctx.c (the io-wq
+ * goes with the task's last ring).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -26,6 +28,7 @@
 #include "iowq.h"
 
 #define NW_IDLE_SEC    5
+#define NW_UNUSED_MS   250 /* an idle pool's look at the rings, at most */
 #define NW_UNBOUND_MAX 1024
 
 struct nw_pool {
@@ -34,6 +37,9 @@ struct nw_pool {
 	struct nw_work *head, **tail;
 	struct nw_work *running; /* taken by a worker, not yet done */
 	unsigned int nr_workers, nr_idle, max_workers;
+	/* pool_unused: its next look, and a count of looks that found none */
+	struct timespec unused_next;
+	unsigned int unused_gen;
 	/* IORING_REGISTER_IOWQ_AFF: the workers' CPUs from aff_gen 1 on */
 	unsigned int aff_gen;
 	cpu_set_t aff;
@@ -57,6 +63,8 @@ static void pool_reset(struct nw_pool *p, unsigned int max)
 	p->nr_workers = p->nr_idle = 0;
 	p->max_workers = max;
 	p->aff_gen = 0;
+	p->unused_next.tv_sec = p->unused_next.tv_nsec = 0;
+	p->unused_gen = 0;
 }
 
 /* In a forked child only the forking thread exists: start empty. */
@@ -88,28 +96,86 @@ static void worker_affinity(struct nw_pool *p)
 	sched_setaffinity(0, sizeof(p->aff), &p->aff);
 }
 
+/* ts = now + ms, on CLOCK_MONOTONIC. */
+static void ts_in_ms(struct timespec *ts, const struct timespec *now, long ms)
+{
+	ts->tv_sec = now->tv_sec + ms / 1000;
+	ts->tv_nsec = now->tv_nsec + (ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+static bool ts_before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec ||
+	       (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
 /*
- * Wait for work; NULL when idle too long, or idle in a pool with more
- * workers than its cap (the worker then exits).
+ * The kernel's io-wq belongs to the task's rings: when the last one goes,
+ * its workers exit at once, not WORKER_IDLE_TIMEOUT later (a process that
+ * closed its rings has no iou-wrk threads left, which checkpoint/restore
+ * relies on). Nothing tells the engine that a ring is let go of (liburing
+ * closes and unmaps with raw system calls), so an idle worker asks, at
+ * most once per NW_UNUSED_MS for its pool, whether the program still
+ * holds a ring (nw_rings_held, one stat per ring in the common case).
+ * When none is held, every idle worker of the pool exits (*gen, the count
+ * of such looks the worker saw, tells the others); queued work is always
+ * taken first, and a later ring starts workers again. p->lock held,
+ * dropped for the look.
+ */
+static bool pool_unused(struct nw_pool *p, unsigned int *gen,
+			const struct timespec *now)
+{
+	bool held;
+
+	if (p->unused_gen != *gen)
+		return true;
+	if (ts_before(now, &p->unused_next))
+		return false;
+	ts_in_ms(&p->unused_next, now, NW_UNUSED_MS);
+	pthread_mutex_unlock(&p->lock);
+	held = nw_rings_held();
+	pthread_mutex_lock(&p->lock);
+	if (held || p->unused_gen != *gen)
+		return !held;
+	*gen = ++p->unused_gen;
+	pthread_cond_broadcast(&p->cond); /* the other idle ones */
+	return true;
+}
+
+/*
+ * Wait for work; NULL when idle too long, idle in a pool with more
+ * workers than its cap, or idle when the program holds no ring (the
+ * worker then exits).
  */
 static struct nw_work *pool_take(struct nw_pool *p)
 {
-	struct timespec deadline;
+	struct timespec deadline, now, wake;
+	unsigned int gen = p->unused_gen;
 	struct nw_work *w;
 
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	deadline.tv_sec += NW_IDLE_SEC;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ts_in_ms(&deadline, &now, NW_IDLE_SEC * 1000L);
 	worker_affinity(p);
 	while (!p->head) {
-		int r;
-
 		if (p->nr_workers > p->max_workers)
 			return NULL;
+		ts_in_ms(&wake, &now, NW_UNUSED_MS);
+		if (ts_before(&deadline, &wake))
+			wake = deadline;
 		p->nr_idle++;
-		r = pthread_cond_timedwait(&p->cond, &p->lock, &deadline);
+		pthread_cond_timedwait(&p->cond, &p->lock, &wake);
 		p->nr_idle--;
 		worker_affinity(p);
-		if (r == ETIMEDOUT && !p->head)
+		if (p->head)
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((!ts_before(&now, &deadline) ||
+		     pool_unused(p, &gen, &now)) &&
+		    !p->head)
 			return NULL;
 	}
 	w = p->head;

@@ -415,3 +415,24 @@ bool nw_ring_referenced(struct nw_ring *ring)
 		return true;
 	return ring_mapped_by_program(ring) || ring_has_fd(ring);
 }
+
+/*
+ * One nw_ring_referenced per ring until one is held: the newest first, so
+ * one stat in the common case. A forked child's copies of its parent's
+ * rings (it cannot submit on them) and rings being exited do not count.
+ * Under rings_lock (proc_lock nests inside, as in fork_prepare): a ring
+ * looked at is not released (nw_ring_remove comes first) under the look.
+ */
+bool nw_rings_held(void)
+{
+	pid_t pid = nw_getpid();
+	bool held = false;
+
+	pthread_mutex_lock(&rings_lock);
+	for (struct nw_ring *r = rings; r && !held; r = r->next)
+		held = r->owner_pid == pid &&
+		       !__atomic_load_n(&r->dead, __ATOMIC_ACQUIRE) &&
+		       nw_ring_referenced(r);
+	pthread_mutex_unlock(&rings_lock);
+	return held;
+}
