@@ -95,6 +95,13 @@ void nowait_hook_fd_range_closing(unsigned int first, unsigned int last);
 void nowait_hook_wrote(void);
 
 /*
+ * The program is about to exec (the preload's exec interposers): a
+ * forked child's requests in flight on its parent's ring are cancelled
+ * and their CQEs posted first, as the kernel does at exec (docs/fork.md).
+ */
+void nowait_hook_exec(void);
+
+/*
  * Does the ring of pollfd (nowait_ring_pollfd) still have an fd or a
  * mapping of the program's? 1, 0 (the kernel would have released the
  * ring's file, and with it its epoll registrations) or -errno. Costs a

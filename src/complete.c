@@ -17,7 +17,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <unistd.h>
+#include <linux/futex.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include "complete.h"
 #include "opdef.h"
 #include "ringpoll.h"
@@ -134,16 +138,100 @@ void nw_req_set_fail(struct nw_req *req, int res)
 	}
 }
 
+/*
+ * The lock word of a ring shared across fork (docs/fork.md), in the ring
+ * memory both processes map: 0 when free, else the holder's pid, with
+ * XL_WAITERS when someone sleeps on it (a shared futex). A holder that
+ * died holding it (a child killed mid-submit) is found by its pid after
+ * a sleep times out, and the word taken from it.
+ */
+#define XL_WAITERS 0x80000000U
+
+static unsigned int *xlock_word(struct nw_ring *ring)
+{
+	return (unsigned int *)((char *)ring->rings_map + NW_SQ_OFF_XLOCK);
+}
+
+static void xlock_take(struct nw_ring *ring)
+{
+	unsigned int *w = xlock_word(ring), me = (unsigned int)nw_getpid();
+	unsigned int cur, want = me;
+
+	for (;;) {
+		struct timespec ts = {0, 10000000};
+		pid_t holder;
+
+		cur = 0;
+		if (__atomic_compare_exchange_n(w, &cur, want, false,
+						__ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			return;
+		want = me | XL_WAITERS; /* others may sleep: wake them */
+		if (!(cur & XL_WAITERS) &&
+		    !__atomic_compare_exchange_n(w, &cur, cur | XL_WAITERS,
+						 false, __ATOMIC_RELAXED,
+						 __ATOMIC_RELAXED))
+			continue;
+		if (syscall(SYS_futex, w, FUTEX_WAIT, cur | XL_WAITERS, &ts,
+			    NULL, 0) == 0 ||
+		    errno != ETIMEDOUT)
+			continue;
+		holder = (pid_t)(cur & ~XL_WAITERS);
+		if (holder != (pid_t)me && kill(holder, 0) && errno == ESRCH) {
+			cur |= XL_WAITERS;
+			__atomic_compare_exchange_n(w, &cur, 0, false,
+						    __ATOMIC_RELAXED,
+						    __ATOMIC_RELAXED);
+		}
+	}
+}
+
+static void xlock_drop(struct nw_ring *ring)
+{
+	unsigned int *w = xlock_word(ring);
+
+	if (__atomic_exchange_n(w, 0, __ATOMIC_RELEASE) & XL_WAITERS)
+		syscall(SYS_futex, w, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
+/*
+ * A hold of the submit side of a forked ring: the other process may have
+ * consumed SQEs and posted CQEs since ours, so the heads start from the
+ * shared ring, and everything is published before the lock goes.
+ */
+static void xside_enter(struct nw_ring *ring)
+{
+	xlock_take(ring);
+	ring->xheld = true;
+	ring->cached_sq_head = load_acquire(ring->sq_head);
+	ring->cached_cq_tail = load_acquire(ring->cq_tail);
+}
+
+static void xside_leave(struct nw_ring *ring)
+{
+	ring->xheld = false;
+	if (ring->nr_batch || ring->cached_cq_tail != READ_ONCE(*ring->cq_tail))
+		nw_cq_flush_batch(ring);
+	store_release(ring->sq_head, ring->cached_sq_head);
+	xlock_drop(ring);
+}
+
 void nw_submit_lock(struct nw_ring *ring)
 {
-	if (!ring->lockless_cq)
-		pthread_mutex_lock(&ring->submit_lock);
+	if (ring->lockless_cq)
+		return;
+	pthread_mutex_lock(&ring->submit_lock);
+	if (unlikely(__atomic_load_n(&ring->forked, __ATOMIC_RELAXED)))
+		xside_enter(ring);
 }
 
 void nw_submit_unlock(struct nw_ring *ring)
 {
-	if (!ring->lockless_cq)
-		pthread_mutex_unlock(&ring->submit_lock);
+	if (ring->lockless_cq)
+		return;
+	if (unlikely(ring->xheld))
+		xside_leave(ring);
+	pthread_mutex_unlock(&ring->submit_lock);
 }
 
 /* Free CQ slots as the program's head says; a bogus head gives 0. */
@@ -617,9 +705,11 @@ void nw_run_tw_trylock(struct nw_ring *ring)
 	while (__atomic_load_n(&ring->tw_head, __ATOMIC_SEQ_CST)) {
 		if (pthread_mutex_trylock(&ring->submit_lock))
 			return; /* the holder runs it before unlocking */
+		if (unlikely(__atomic_load_n(&ring->forked, __ATOMIC_RELAXED)))
+			xside_enter(ring);
 		nw_run_tw(ring);
 		nw_cq_flush_batch(ring);
-		pthread_mutex_unlock(&ring->submit_lock);
+		nw_submit_unlock(ring);
 	}
 }
 

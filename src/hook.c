@@ -61,6 +61,13 @@ void nowait_hook_fd_closing(int fd)
 	nw_in_engine--;
 }
 
+void nowait_hook_exec(void)
+{
+	nw_in_engine++;
+	nw_fork_task_exit();
+	nw_in_engine--;
+}
+
 void nowait_hook_wrote(void)
 {
 	nw_reactor_sync_wake(false);

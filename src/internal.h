@@ -366,7 +366,24 @@ struct nw_ring {
 	void *req_chunks; /* the request cache's allocations (complete.c) */
 	long long verify_due_ns; /* next check of the watches, poll_lock */
 	unsigned int submit_gen; /* submit batches so far (submit side) */
+	/*
+	 * Rings shared across fork (docs/fork.md). forked (atomic): open
+	 * when the process forked, so every hold of the submit side also
+	 * takes the process-shared lock word in the ring memory (xheld: this
+	 * hold took it). fork_busy: the submit side was held at the fork,
+	 * so the child may not submit. In a child, adopted is its own
+	 * engine for its parent's ring, and fork_child marks such a one.
+	 */
+	bool forked, xheld, fork_busy, fork_child;
+	struct nw_ring *adopted;
 };
+
+/*
+ * Engine-private word in the rings header's padding, next to
+ * NW_SQ_OFF_WAKE (sqpoll.h): the lock that serialises the SQ head and
+ * the CQ posts of processes sharing a forked ring (complete.c).
+ */
+#define NW_SQ_OFF_XLOCK 168
 
 /*
  * Whether ring's requests are traced or counted (NOWAIT_TRACE or
@@ -454,6 +471,14 @@ int nw_ring_maps_scan(nw_maps_line_fn fn, void *arg);
 struct nw_ring *nw_ring_next(struct nw_ring *ring);
 /* setup.c */
 int nw_setup(unsigned int entries, struct io_uring_params *p);
+/*
+ * In a forked child, the child's own engine for its parent's ring (made
+ * at the first call, then ring->adopted), or NULL when it cannot have
+ * one (docs/fork.md).
+ */
+struct nw_ring *nw_ring_adopt(struct nw_ring *ring);
+/* A forked child's exit or exec: its adopted rings' requests end now. */
+void nw_fork_task_exit(void);
 /* The kernel's ring sizing of p for entries (CQSIZE, CLAMP): 0 or -EINVAL. */
 int nw_setup_size_rings(unsigned int entries, struct io_uring_params *p);
 /* syscall.c: io_uring_enter with the system call's long result */

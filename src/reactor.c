@@ -258,6 +258,26 @@ void nw_reactor_exit_unattended(struct nw_ring *ring)
 }
 
 /*
+ * A forked child's task goes away (exec, exit) with requests in flight on
+ * its own engine for its parent's ring (docs/fork.md): each is cancelled
+ * and its CQE posted now, on this thread, as the kernel's
+ * io_uring_cancel_generic does at exec and exit, so that the parent,
+ * which reaps them, loses none. The reactor thread, if any, is kept out
+ * of epoll as for a waiter that drives; the drain is bounded.
+ */
+void nw_reactor_task_exit(struct nw_ring *ring)
+{
+	struct nw_list ready;
+
+	nw_list_init(&ready);
+	nw_reactor_drive_begin(ring); /* reactor_lock, as the harvester */
+	nw_poll_cancel_all(ring, &ready);
+	nw_cancel_ring_exit(ring);
+	reactor_drain(ring);
+	nw_reactor_drive_end(ring);
+}
+
+/*
  * The ring's reactor thread (rings without DEFER_TASKRUN): harvests when
  * no waiter drives, so CQEs appear without the program entering. It steps
  * aside for a waiter: the waiter raises drivers_wanted and kicks it out of

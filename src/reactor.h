@@ -57,5 +57,10 @@ void nw_reactor_drive_end(struct nw_ring *ring);
  * thread. A ring with one is torn down by that thread.
  */
 void nw_reactor_exit_unattended(struct nw_ring *ring);
+/*
+ * A forked child's exec or exit: cancel what is in flight on its own
+ * engine for its parent's ring and post the CQEs, on this thread.
+ */
+void nw_reactor_task_exit(struct nw_ring *ring);
 
 #endif

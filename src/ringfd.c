@@ -11,6 +11,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <string.h>
 #include <stdio.h>
@@ -87,9 +88,41 @@ static void proc_open(void)
  * these leaves would leave the child's copy locked for good: hold both
  * across fork(), so both copies start unlocked and consistent.
  */
+/*
+ * Rings shared across fork (docs/fork.md). Before a fork, each ring this
+ * process serves that a child could submit on is marked forked: from then
+ * on every hold of its submit side also takes the ring's shared lock word
+ * (complete.c). A hold already under way has not taken it, so the mark is
+ * followed by a trylock of submit_lock (a few tries, never a wait: the
+ * holder may want a lock a fork handler holds): still held, the child's
+ * copy says fork_busy, and the child may not submit on it.
+ */
+static void fork_mark(void)
+{
+	pid_t me = nw_getpid();
+
+	for (struct nw_ring *r = rings; r; r = r->next) {
+		int busy = 1;
+
+		if (r->owner_pid != me || r->sqd || r->single_issuer ||
+		    r->mem_user || __atomic_load_n(&r->torn, __ATOMIC_ACQUIRE))
+			continue;
+		__atomic_store_n(&r->forked, true, __ATOMIC_RELAXED);
+		for (int i = 0; i < 100 && busy; i++) {
+			busy = pthread_mutex_trylock(&r->submit_lock);
+			if (busy)
+				sched_yield();
+		}
+		if (!busy)
+			pthread_mutex_unlock(&r->submit_lock);
+		r->fork_busy = busy;
+	}
+}
+
 static void fork_prepare(void)
 {
 	pthread_mutex_lock(&rings_lock);
+	fork_mark();
 	pthread_mutex_lock(&proc_lock);
 }
 

@@ -33,7 +33,7 @@ enum {
 	SQ_OFF_ENTRIES = 132,
 	SQ_OFF_FLAGS = 136,
 	SQ_OFF_DROPPED = 140,
-	/* 144..191 unused, but for NW_SQ_OFF_WAKE (sqpoll.h) */
+	/* 144..191 unused, but for NW_SQ_OFF_WAKE and NW_SQ_OFF_XLOCK */
 	CQ_OFF_HEAD = 192,
 	CQ_OFF_TAIL = 256,
 	CQ_OFF_MASK = 320,
@@ -417,6 +417,35 @@ static int use_user_memory(struct nw_ring *ring,
 	/* Nothing of it is the kernel's to keep: the header starts at 0. */
 	memset(ring->rings_map, 0, CQ_OFF_CQES);
 	return 0;
+}
+
+/*
+ * A forked child's own engine for its parent's ring (setup.c's
+ * nw_ring_adopt) uses the engine's mappings the child inherited: the
+ * same shared pages, at the same addresses.
+ */
+void nw_ringmem_adopt(struct nw_ring *ring, const struct nw_ring *old)
+{
+	ring->rings_map = old->rings_map;
+	ring->sqe_map = old->sqe_map;
+	ring->rings_map_sz = old->rings_map_sz;
+	ring->sqe_map_sz = old->sqe_map_sz;
+	ring->rings_map_cap = old->rings_map_cap;
+	ring->mem_settled = old->mem_settled;
+	ring->settle_flagged = old->settle_flagged;
+	ring->pbuf_file = old->pbuf_file;
+	ring->pbuf_win = old->pbuf_win;
+	ring->sq_head = old->sq_head;
+	ring->sq_tail = old->sq_tail;
+	ring->sq_flags = old->sq_flags;
+	ring->sq_dropped = old->sq_dropped;
+	ring->sq_array = old->sq_array;
+	ring->cq_head = old->cq_head;
+	ring->cq_tail = old->cq_tail;
+	ring->cq_overflow = old->cq_overflow;
+	ring->cq_flags = old->cq_flags;
+	ring->cqes = old->cqes;
+	ring->sqes = old->sqes;
 }
 
 static void init_pointers(struct nw_ring *ring)

@@ -13,6 +13,8 @@
 int nw_ringmem_create(struct nw_ring *ring, struct io_uring_params *p);
 /* Undo the engine's mappings (setup failed after nw_ringmem_create). */
 void nw_ringmem_destroy(struct nw_ring *ring);
+/* A forked child's engine for its parent's ring: the same mappings. */
+void nw_ringmem_adopt(struct nw_ring *ring, const struct nw_ring *old);
 
 /*
  * IORING_REGISTER_RESIZE_RINGS on the ring's memory (io_register_resize_rings):

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 #include "internal.h"
 #include "opdef.h"
 #include "complete.h"
@@ -351,8 +352,109 @@ static void ring_reap(void)
 	pthread_mutex_unlock(&reap_lock);
 }
 
+/* A child forked while another thread adopted starts with the lock free. */
+static pthread_mutex_t adopt_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void adopt_child(void)
+{
+	pthread_mutex_init(&adopt_lock, NULL);
+}
+
+static void adopt_atfork(void)
+{
+	pthread_atfork(NULL, NULL, adopt_child);
+}
+
+/* Can a child serve its copy of ring with an engine of its own? */
+static bool adoptable(const struct nw_ring *old)
+{
+	return !old->sqd && !old->single_issuer && !old->mem_user &&
+	       __atomic_load_n(&old->forked, __ATOMIC_RELAXED) &&
+	       !old->fork_busy && !old->rsrc && !old->kbuf && !old->pers &&
+	       !old->restricted && !old->disabled && !old->poll_activated &&
+	       !__atomic_load_n(&old->dead, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * The child's own engine for its copy of the parent's ring: a new ring
+ * struct (no requests, fresh locks, its loop and threads made as needed)
+ * over the same ring memory and registered eventfd, listed for the
+ * ring's fd. The copy, with the parent's requests in it, is never run.
+ */
+static struct nw_ring *adopt_new(struct nw_ring *old)
+{
+	struct io_uring_params p;
+	struct nw_ring *ring;
+
+	memset(&p, 0, sizeof(p));
+	p.flags = old->flags;
+	p.sq_entries = old->sq_entries;
+	p.cq_entries = old->cq_entries;
+	ring = ring_alloc(&p);
+	if (!ring)
+		return NULL;
+	ring->dev = old->dev;
+	ring->ino = old->ino;
+	ring->id = old->id;
+	ring->features = old->features;
+	ring->clockid = old->clockid;
+	ring->drain_disabled = old->drain_disabled;
+	nw_ringmem_adopt(ring, old);
+	ring->cached_sq_head = load_acquire(ring->sq_head);
+	ring->cached_cq_tail = load_acquire(ring->cq_tail);
+	ring->evfd = old->evfd;
+	ring->evfd_async = old->evfd_async;
+	ring->evfd_user = old->evfd_user;
+	ring->evfd_last_tail = ring->cached_cq_tail;
+	ring->forked = true;
+	ring->fork_child = true;
+	return ring;
+}
+
+/*
+ * The child's task goes away (exit, or exec through the preload's hook):
+ * what its own engines still have in flight is cancelled and posted, as
+ * the kernel does at exit and exec. A vfork child calling exec shares
+ * the memory but not the pid (the cached one is the parent's): the
+ * system call says whose rings these are.
+ */
+void nw_fork_task_exit(void)
+{
+	pid_t me = (pid_t)syscall(SYS_getpid);
+
+	for (struct nw_ring *r = nw_ring_next(NULL); r; r = nw_ring_next(r))
+		if (r->fork_child && r->owner_pid == me &&
+		    !__atomic_load_n(&r->torn, __ATOMIC_ACQUIRE) &&
+		    __atomic_load_n(&r->nr_reqs, __ATOMIC_RELAXED))
+			nw_reactor_task_exit(r);
+}
+
+struct nw_ring *nw_ring_adopt(struct nw_ring *old)
+{
+	static bool exit_hooked;
+
+	struct nw_ring *ring;
+	int fd;
+
+	if (!adoptable(old))
+		return NULL;
+	pthread_mutex_lock(&adopt_lock);
+	ring = old->adopted;
+	if (!ring && (ring = adopt_new(old))) {
+		fd = __atomic_load_n(&old->last_fd, __ATOMIC_RELAXED);
+		nw_regwq_task_init(ring);
+		nw_ring_add(ring, fd);
+		__atomic_store_n(&old->adopted, ring, __ATOMIC_RELEASE);
+		if (!exit_hooked)
+			exit_hooked = !atexit(nw_fork_task_exit);
+	}
+	pthread_mutex_unlock(&adopt_lock);
+	return ring;
+}
+
 int nw_setup(unsigned int entries, struct io_uring_params *uparams)
 {
+	static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 	static pthread_once_t optable_once = PTHREAD_ONCE_INIT;
 	struct io_uring_params p;
 	struct nw_ring *ring;
@@ -360,6 +462,7 @@ int nw_setup(unsigned int entries, struct io_uring_params *uparams)
 
 	/* Every request starts from a ring: check the opcode tables first. */
 	pthread_once(&optable_once, nw_optable_init);
+	pthread_once(&fork_once, adopt_atfork);
 	ring_reap();
 	if (nw_copy_from_user(&p, uparams, sizeof(p)))
 		return -EFAULT;

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <limits.h>
+#include <unistd.h>
 #include "internal.h"
 #include "complete.h"
 #include "reactor.h"
@@ -48,18 +49,23 @@ static int submit(struct nw_ring *ring, unsigned int to_submit)
 	nw_tctx_note(); /* io_uring_add_tctx_node */
 	if (ring->lockless_cq)
 		return nw_submit_sqes(ring, to_submit);
-	pthread_mutex_lock(&ring->submit_lock);
+	nw_submit_lock(ring);
 	ret = nw_submit_sqes(ring, to_submit);
-	pthread_mutex_unlock(&ring->submit_lock);
+	nw_submit_unlock(ring);
 	nw_run_tw_trylock(ring);
 	return ret;
 }
 
 /*
- * A ring the parent set up, in a forked child. Its engine state is the
- * parent's (and the parent's engine alone moves the SQ head and the CQ
- * tail), so the child may reap (nw_wait_foreign: the shared CQ only) but
- * not submit or register: -EPERM at once, said once on stderr. An SQPOLL
+ * A ring the parent set up, in a forked child. The engine state copied at
+ * the fork is the parent's (its requests, its locks), so the child never
+ * runs it: it may reap (nw_wait_foreign: the shared CQ only) and, at its
+ * first submit, gets an engine of its own over the same ring memory
+ * (nw_ring_adopt, docs/fork.md), found from then on for the ring's fd;
+ * CQ posts of the two processes are serialised by the ring's shared lock
+ * word. A ring the child cannot take on that way (registered resources,
+ * polled, its submit side busy at the fork) refuses the submit at once
+ * with -EPERM, said once on stderr, and so does every register. An SQPOLL
  * ring's poller serves the child's SQEs (sqpoll.c). A SINGLE_ISSUER ring
  * has one task on it, as in the kernel: the parent's (the child gets
  * -EEXIST), or the child's when it enables an R_DISABLED one first.
@@ -71,21 +77,20 @@ static int foreign_refuse(const struct nw_ring *ring, const char *what)
 	if (!__atomic_exchange_n(&said, true, __ATOMIC_RELAXED))
 		fprintf(stderr,
 			"nowait: process %d cannot %s on ring %u, set up by "
-			"process %d before a fork (reaping its CQEs works): "
-			"EPERM\n",
-			(int)nw_getpid(), what, ring->id, (int)ring->owner_pid);
+			"process %d before a fork (docs/fork.md): EPERM\n",
+			(int)nw_getpid(), what, ring->id,
+			(int)(ring->fork_child ? getppid() : ring->owner_pid));
 	return -EPERM;
 }
 
-static int foreign_enter(struct nw_ring *ring, unsigned int to_submit,
-			 unsigned int min_complete, unsigned int flags,
-			 const void *arg, size_t argsz)
+/* The ring as this process serves it: a child's own engine once adopted. */
+static struct nw_ring *foreign_own(struct nw_ring *ring, bool submits)
 {
-	if (to_submit)
-		return foreign_refuse(ring, "submit");
-	if (flags & IORING_ENTER_GETEVENTS)
-		return nw_wait_foreign(ring, min_complete, flags, arg, argsz);
-	return 0;
+	struct nw_ring *own = __atomic_load_n(&ring->adopted, __ATOMIC_ACQUIRE);
+
+	if (!own && submits)
+		own = nw_ring_adopt(ring);
+	return own && own->owner_pid == nw_getpid() ? own : NULL;
 }
 
 /*
@@ -113,11 +118,32 @@ static int submit_for_wait(struct nw_ring *ring, unsigned int to_submit,
 	return submit(ring, to_submit);
 }
 
+static long enter_ring(struct nw_ring *ring, int fd, unsigned int to_submit,
+		       unsigned int min_complete, unsigned int flags,
+		       const void *arg, size_t argsz);
+
+/* A forked child's enter on its parent's ring (foreign_refuse). */
+static long foreign_enter(struct nw_ring *ring, int fd, unsigned int to_submit,
+			  unsigned int min_complete, unsigned int flags,
+			  const void *arg, size_t argsz)
+{
+	struct nw_ring *own = foreign_own(ring, to_submit);
+
+	if (own)
+		return enter_ring(own, fd, to_submit, min_complete, flags, arg,
+				  argsz);
+	if (to_submit)
+		return foreign_refuse(ring, "submit");
+	if (flags & IORING_ENTER_GETEVENTS)
+		return nw_wait_foreign(ring, min_complete, flags, arg, argsz);
+	return 0;
+}
+
 static long enter(int fd, unsigned int to_submit, unsigned int min_complete,
 		  unsigned int flags, const void *arg, size_t argsz)
 {
 	struct nw_ring *ring;
-	int ret = 0, ret2;
+	int ret2;
 
 	if (unlikely(flags & ~NW_ENTER_FLAGS))
 		return -EINVAL;
@@ -134,8 +160,17 @@ static long enter(int fd, unsigned int to_submit, unsigned int min_complete,
 		return -EBADFD;
 	if (unlikely(ring->owner_pid != nw_getpid()) && !ring->sqd &&
 	    !ring->single_issuer)
-		return foreign_enter(ring, to_submit, min_complete, flags, arg,
-				     argsz);
+		return foreign_enter(ring, fd, to_submit, min_complete, flags,
+				     arg, argsz);
+	return enter_ring(ring, fd, to_submit, min_complete, flags, arg, argsz);
+}
+
+static long enter_ring(struct nw_ring *ring, int fd, unsigned int to_submit,
+		       unsigned int min_complete, unsigned int flags,
+		       const void *arg, size_t argsz)
+{
+	int ret = 0, ret2;
+
 	nw_ringmem_settle(ring, fd);
 	if (unlikely(ring->sqd))
 		return nw_sqpoll_enter(ring, to_submit, min_complete, flags,
@@ -215,7 +250,8 @@ NW_EXPORT int nowait_register(int fd, unsigned int opcode, void *arg,
 		ret = nw_ring_lookup(fd, &ring);
 	if (ret)
 		return ret;
-	if (unlikely(ring->owner_pid != nw_getpid()) && !ring->single_issuer)
+	if (unlikely(ring->owner_pid != nw_getpid() || ring->fork_child) &&
+	    !ring->single_issuer)
 		return foreign_refuse(ring, "register");
 	nw_in_engine++;
 	ret = nw_register(ring, opcode, arg, nr_args);

@@ -382,6 +382,37 @@ static const sigset_t *sleep_mask_of(struct wait_args *wa)
 }
 
 /*
+ * The sleep of a wait on a ring shared across fork (docs/fork.md): the
+ * other process's CQ posts wake nobody here, so each sleep is cut short
+ * (10 us, doubling up to 1 ms) and the shared tail looked at again.
+ */
+static int wait_forked(struct nw_ring *ring, unsigned int target,
+		       struct wait_args *wa, bool drive, int fd)
+{
+	struct nw_ext_arg general = wa->ea;
+	long long end = general.has_deadline ? nw_ts_ns(&general.deadline) : 0;
+	long long step = 10000, t;
+	int ret;
+
+	for (;;) {
+		t = now_ns() + step;
+		if (end && end < t)
+			t = end;
+		wa->ea.has_deadline = true;
+		wa->ea.deadline.tv_sec = t / 1000000000;
+		wa->ea.deadline.tv_nsec = t % 1000000000;
+		ret = drive ? wait_drive(ring, target, wa)
+			    : wait_sleep(ring, target, wa, fd);
+		if (ret != -ETIME || (end && now_ns() >= end))
+			break;
+		if (step < 1000000)
+			step *= 2;
+	}
+	wa->ea = general;
+	return ret;
+}
+
+/*
  * Spin if the policy says so, then sleep; learn from how it went.
  * All signals are blocked for the whole wait, and every look and every
  * sleep passes the wait's mask (the sigmask argument, or the thread's
@@ -404,7 +435,10 @@ static int wait_for(struct nw_ring *ring, unsigned int target,
 		ret = spin(ring, target, wa, drive, fd, budget);
 		hit = ret == 0;
 	}
-	if (ret == 1)
+	if (ret == 1 &&
+	    unlikely(__atomic_load_n(&ring->forked, __ATOMIC_RELAXED)))
+		ret = wait_forked(ring, target, wa, drive, fd);
+	else if (ret == 1)
 		ret = drive ? wait_drive(ring, target, wa)
 			    : wait_sleep(ring, target, wa, fd);
 	nw_spin_learn(&ring->spin, now_ns() - start, ret == 0, spun, hit);
