@@ -36,6 +36,8 @@ static volatile uint64_t hit_us;
 static volatile sig_atomic_t hit_usr2_blocked;
 /* Set around the enter calls: did the handler run inside one? */
 static volatile sig_atomic_t in_enter, hit_in_enter;
+/* How many enter calls began (the killer's gate). */
+static unsigned int enters;
 
 static void on_signal(int sig)
 {
@@ -103,34 +105,75 @@ static void unpark_read(struct t_ring *r, int p[2], uint64_t ud)
 }
 
 /*
- * A thread that sends sig to target after delay_us. With a rescue fd, it
- * then writes a byte there if the target has not come back from its wait
+ * A thread that sends sig to target delay_us after the target began its
+ * enter (counted in enters by sig_enter just before the call: on a loaded
+ * machine the target may be preempted for longer than the delay between
+ * the killer's start and its enter, and a signal that comes before the
+ * wait proves nothing). With a timer, it arms that instead (a
+ * process-directed signal delay_us later). With a rescue fd, it then
+ * writes a byte there if the target has not come back from its wait
  * within 2 s, so that a lost -EINTR (the handler ran, the wait went on)
- * fails the test with a message instead of hanging it.
+ * fails the test with a message instead of hanging it. Both waits are
+ * bounded by the clock, not by a count of naps (a nap on a loaded machine
+ * lasts longer than asked).
  */
 #define RESCUE_MS 2000
+#define GATE_MS	  10000
 
 struct t_killer {
 	pthread_t thread, target;
 	int sig;
 	unsigned int delay_us;
-	uint64_t sent_us;
+	timer_t *timer;	     /* arm this instead of pthread_kill */
+	uint64_t sent_us;    /* the signal was sent (the timer armed) before */
+	unsigned int enters; /* enters when the killer started */
 	int rescue_fd;
 	int done;    /* the target returned (main: release) */
 	int rescued; /* the rescue write was needed */
 };
 
+/* Wait (bounded) until the target began its enter call. */
+static void killer_gate(const struct t_killer *k)
+{
+	uint64_t end = t_now_us() + GATE_MS * MS;
+
+	while (__atomic_load_n(&enters, __ATOMIC_ACQUIRE) == k->enters) {
+		if (t_now_us() > end) {
+			fprintf(stderr, "  the target never entered\n");
+			abort();
+		}
+		usleep(100);
+	}
+}
+
+static void killer_send(struct t_killer *k)
+{
+	struct itimerspec its;
+
+	if (!k->timer) {
+		usleep(k->delay_us);
+		pthread_kill(k->target, k->sig);
+		k->sent_us = t_now_us(); /* a preempted killer is not late */
+		return;
+	}
+	memset(&its, 0, sizeof(its));
+	its.it_value.tv_sec = k->delay_us / 1000000;
+	its.it_value.tv_nsec = (long)(k->delay_us % 1000000) * 1000;
+	k->sent_us = t_now_us();
+	T_ASSERT_EQ(timer_settime(*k->timer, 0, &its, NULL), 0);
+}
+
 static void *killer_fn(void *arg)
 {
 	struct t_killer *k = arg;
-	int i;
+	uint64_t end;
 
-	usleep(k->delay_us);
-	pthread_kill(k->target, k->sig);
-	k->sent_us = t_now_us(); /* after: a preempted killer is not late */
+	killer_gate(k);
+	killer_send(k);
 	if (k->rescue_fd < 0)
 		return NULL;
-	for (i = 0; i < RESCUE_MS; i++) {
+	end = k->sent_us + RESCUE_MS * MS;
+	while (t_now_us() < end) {
 		if (__atomic_load_n(&k->done, __ATOMIC_ACQUIRE))
 			return NULL;
 		usleep(1000);
@@ -139,16 +182,18 @@ static void *killer_fn(void *arg)
 	return NULL;
 }
 
-static void killer_start_rescue(struct t_killer *k, int sig,
-				unsigned int delay_us, int rescue_fd)
+static void killer_run(struct t_killer *k, int sig, timer_t *timer,
+		       unsigned int delay_us, int rescue_fd)
 {
 	sigset_t all, old;
 
 	memset(k, 0, sizeof(*k));
 	k->target = pthread_self();
 	k->sig = sig;
+	k->timer = timer;
 	k->delay_us = delay_us;
 	k->rescue_fd = rescue_fd;
+	k->enters = __atomic_load_n(&enters, __ATOMIC_RELAXED);
 	/* the killer itself never takes the signal */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
@@ -156,9 +201,22 @@ static void killer_start_rescue(struct t_killer *k, int sig,
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+static void killer_start_rescue(struct t_killer *k, int sig,
+				unsigned int delay_us, int rescue_fd)
+{
+	killer_run(k, sig, NULL, delay_us, rescue_fd);
+}
+
 static void killer_start(struct t_killer *k, int sig, unsigned int delay_us)
 {
-	killer_start_rescue(k, sig, delay_us, -1);
+	killer_run(k, sig, NULL, delay_us, -1);
+}
+
+/* A killer that arms timer delay_us into the target's enter. */
+static void killer_start_timer(struct t_killer *k, timer_t *timer,
+			       unsigned int delay_us)
+{
+	killer_run(k, 0, timer, delay_us, -1);
 }
 
 /* The wait returned: stop the rescue and join. */
@@ -199,6 +257,7 @@ static int sig_enter(int fd, unsigned int min_complete, unsigned int flags,
 	int ret;
 
 	in_enter = 1;
+	__atomic_add_fetch(&enters, 1, __ATOMIC_RELEASE);
 	ret = t_enter(fd, 0, min_complete, flags, arg, argsz);
 	in_enter = 0;
 	return ret;
@@ -325,10 +384,10 @@ static void test_signal_timeout(void)
 static uint64_t signal_process_timer(void)
 {
 	struct sigevent sev;
-	struct itimerspec its;
+	struct t_killer k;
 	struct t_ring r;
 	timer_t tid;
-	uint64_t t0, t1;
+	uint64_t t1;
 	char buf[1];
 	int p[2], ret;
 
@@ -339,19 +398,17 @@ static uint64_t signal_process_timer(void)
 	sev.sigev_notify = SIGEV_SIGNAL;
 	sev.sigev_signo = SIGUSR1;
 	T_ASSERT_EQ(timer_create(CLOCK_MONOTONIC, &sev, &tid), 0);
-	memset(&its, 0, sizeof(its));
-	its.it_value.tv_nsec = 5000000;
-	t0 = t_now_us();
-	T_ASSERT_EQ(timer_settime(tid, 0, &its, NULL), 0);
+	killer_start_timer(&k, &tid, 5000);
 	ret = enter_ts(&r, 1, 5000000000LL, NULL);
 	t1 = t_now_us();
+	killer_join(&k);
 	T_ASSERT_EQ(ret, -EINTR);
 	T_ASSERT_EQ(hits, 1);
 	T_ASSERT_EQ(timer_delete(tid), 0);
 	unpark_read(&r, p, 1);
 	unhandle(SIGUSR1);
 	t_ring_exit(&r);
-	return t1 - t0;
+	return t1 - k.sent_us;
 }
 
 static void test_signal_process_timer(void)
@@ -416,7 +473,7 @@ static void test_blocked_by_plain_mask(void)
 	t0 = t_now_us();
 	killer_start(&k, SIGUSR1, 10000);
 	t_writer_start(&w, p[1], "w", 1, 60000);
-	ret = t_enter(r.fd, 0, 1, IORING_ENTER_GETEVENTS, &mask, _NSIG / 8);
+	ret = sig_enter(r.fd, 1, IORING_ENTER_GETEVENTS, &mask, _NSIG / 8);
 	killer_join(&k);
 	T_ASSERT_EQ(t_writer_join(&w), 1);
 	w_us = t0 + 60 * MS; /* the write came after this */
