@@ -110,6 +110,24 @@ static void test_forever(void)
 	t_ring_exit(&r);
 }
 
+/*
+ * Until the CQ holds n and a CQE waits in the overflow list (the flag the
+ * kernel sets at the first one): a nap of a fixed length is not enough
+ * for three 2 ms expiries on a loaded machine. Bounded by the clock.
+ */
+static void wait_overflowed(struct t_ring *r, unsigned int n)
+{
+	uint64_t end = t_now_us() + 10000000;
+
+	while (t_cq_ready(r) < n ||
+	       !(__atomic_load_n(r->sq_flags, __ATOMIC_ACQUIRE) &
+		 IORING_SQ_CQ_OVERFLOW)) {
+		if (t_now_us() > end)
+			break; /* the asserts after this say what is missing */
+		usleep(1000);
+	}
+}
+
 /* A full CQ ends it: the last CQE (no F_MORE) goes to the overflow list. */
 static void test_cq_full(void)
 {
@@ -121,8 +139,9 @@ static void test_cq_full(void)
 	T_ASSERT_EQ(t_ring_init(&r, 1, &p), 0); /* 2 CQ entries */
 	prep_timeout(&r, &ts, 0, IORING_TIMEOUT_MULTISHOT, 1);
 	T_ASSERT_EQ(t_submit(&r), 1);
-	usleep(60000);
+	wait_overflowed(&r, 2);
 	T_ASSERT_EQ(t_cq_ready(&r), 2);
+	T_ASSERT(*r.sq_flags & IORING_SQ_CQ_OVERFLOW);
 	T_ASSERT_EQ(t_expect_cqe(&r, 1, -ETIME), IORING_CQE_F_MORE);
 	T_ASSERT_EQ(t_expect_cqe(&r, 1, -ETIME), IORING_CQE_F_MORE);
 	T_ASSERT_EQ(t_expect_cqe(&r, 1, -ETIME), 0);
