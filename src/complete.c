@@ -331,10 +331,11 @@ static void cq_fill(struct nw_ring *ring, const struct nw_cqe *c,
 
 /*
  * Polls of the ring's own fd hear of the new state: after a full fence
- * between the tail store and the look at ring_pollers (ringpoll.c, its
- * poll_ops), paid only by rings that were ever polled.
+ * between the tail store (or the task work push: work) and the look at
+ * ring_pollers (ringpoll.c, its poll_ops), paid only by rings that were
+ * ever polled.
  */
-static void ring_poll_wake(struct nw_ring *ring)
+static void ring_poll_wake(struct nw_ring *ring, bool work)
 {
 	if (likely(!__atomic_load_n(&ring->poll_activated, __ATOMIC_ACQUIRE)))
 		return;
@@ -348,7 +349,10 @@ static void ring_poll_wake(struct nw_ring *ring)
 #else
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 #endif
-	ring->poll_ops->wake(ring);
+	if (work)
+		ring->poll_ops->work(ring);
+	else
+		ring->poll_ops->wake(ring);
 }
 
 /* Publish the tail and tell the eventfd. Called on the submit side. */
@@ -365,7 +369,7 @@ static void cq_commit(struct nw_ring *ring, bool from_worker)
 		__atomic_add_fetch(&ring->evfd_signals, 1, __ATOMIC_RELAXED);
 		eventfd_write(ring->evfd, 1);
 	}
-	ring_poll_wake(ring);
+	ring_poll_wake(ring, false);
 }
 
 /*
@@ -605,6 +609,12 @@ void nw_req_task_queue(struct nw_req *req)
 		__atomic_add_fetch(&ring->evfd_signals, 1, __ATOMIC_RELAXED);
 		eventfd_write(READ_ONCE(ring->evfd), 1);
 	}
+	/*
+	 * Queued work makes the ring's fd readable (ringpoll.c's mask, the
+	 * kernel's io_has_work): the poll, select and epoll of the program
+	 * hear of it (the kernel wakes the submitter, whose poll looks).
+	 */
+	ring_poll_wake(ring, true);
 	ring_wake(ring);
 }
 

@@ -123,6 +123,19 @@ static void ring_wake(struct nw_ring *ring)
 }
 
 /*
+ * DEFER_TASKRUN work was queued on ring (poll_ops.work): the watchers
+ * outside the engine look again, as the kernel's io_req_local_work_add
+ * wakes the submitter, whose poll scans again. No POLL_ADD of the ring's
+ * fd: the kernel's poll wait queue hears only of CQ posts.
+ */
+static void ring_work_wake(struct nw_ring *ring)
+{
+	if (__atomic_load_n(&ring->ring_pollers, __ATOMIC_SEQ_CST) &&
+	    __atomic_load_n(&nr_watches, __ATOMIC_ACQUIRE))
+		watches_wake(ring);
+}
+
+/*
  * What poll says of ring t: EPOLLOUT|EPOLLWRNORM while the SQ is not
  * full, EPOLLIN|EPOLLRDNORM while CQEs wait, overflowed CQEs wait, or (a
  * DEFER_TASKRUN ring) task work is queued. The SQ is full by the head as
@@ -372,4 +385,5 @@ const struct nw_ring_poll_ops nw_ring_poll_ops = {
 	.verify = ring_pfd_verify,
 	.unwatch = ring_pfd_unwatch,
 	.wake = ring_wake,
+	.work = ring_work_wake,
 };

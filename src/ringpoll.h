@@ -34,6 +34,11 @@ struct nw_ring_poll_ops {
 	 * fd. Called after a full fence, only once ring->poll_activated is set.
 	 */
 	void (*wake)(struct nw_ring *ring);
+	/*
+	 * DEFER task work was queued on ring: wake the watchers outside the
+	 * engine only (nw_ring_watch_open). The same conditions as wake.
+	 */
+	void (*work)(struct nw_ring *ring);
 };
 
 /* What setup gives every ring as its poll_ops. */

@@ -601,7 +601,11 @@ static void test_defer_taskrun(void)
 	T_ASSERT_EQ(poll(&pf, 1, 20), 0);
 	T_ASSERT_EQ(ep_wait(epfd, &ev, 1, 0), 0);
 	T_ASSERT_EQ(write(pp[1], "abc", 3), 3);
-	T_ASSERT_EQ(poll(&pf, 1, LONG_MS), 1);
+	/*
+	 * No time-out: the queued work must wake the poll, not a final look
+	 * after one (a lost wake-up is the watchdog's failure).
+	 */
+	T_ASSERT_EQ(poll(&pf, 1, -1), 1);
 	T_ASSERT_EQ(pf.revents, POLLIN);
 	T_ASSERT_EQ(t_wait_cqe_timeout(&r, &cqe, LONG_MS), 0);
 	T_ASSERT_EQ(cqe.res, 3);
