@@ -9,6 +9,7 @@
  */
 #include <poll.h>
 #include <unistd.h>
+#include <nowait.h>
 #include "helpers.h"
 
 static void submit_nop(struct t_ring *r, uint64_t ud)
@@ -126,6 +127,23 @@ static void test_remove(void)
 }
 
 /*
+ * The kernel queues a DEFER_TASKRUN ring's task work inside the write(2)
+ * that makes its parked read ready. The user engine learns of a write
+ * of a program linked with it only in its reactor thread, which on a
+ * loaded machine may come after a POLL_ADD armed 50 ms later: wait for
+ * its work (the ring fd reads POLLIN), bounded by the clock.
+ */
+static void wait_work_queued(struct t_ring *r)
+{
+	uint64_t end = t_now_us() + 10000000;
+
+	if (t_engine() != T_ENGINE_USER)
+		return;
+	while (!(nowait_ring_poll_mask(r->fd) & POLLIN) && t_now_us() < end)
+		usleep(1000);
+}
+
+/*
  * A DEFER_TASKRUN ring with a read parked on a pipe: the write queues
  * task work, which makes its fd read POLLIN for a poll armed then, but
  * wakes no poll already waiting (only a CQ post does).
@@ -152,6 +170,7 @@ static void test_defer_target(void)
 	t_expect_no_cqe(&b, 50);
 	T_ASSERT_EQ(write(fds[1], "abc", 3), 3);
 	t_expect_no_cqe(&b, 50);
+	wait_work_queued(&a);
 	poll_ring(&b, a.fd, POLLIN, 0, 2);
 	t_expect_cqe(&b, 2, POLLIN);
 	T_ASSERT_EQ(t_cq_ready(&a), 0);
