@@ -286,6 +286,8 @@ static void check_pass(const char *file)
 	open_res = (int)strtol(strstr(line_of(text, 1), ") = ") + 4, NULL, 10);
 	T_ASSERT_GE(open_res, 3);
 	expect(text, 1, "OPENAT", open_res, "inline");
+	if (!strstr(line_of(text, 1), file))
+		fprintf(stderr, "no \"%s\" in: %s\n", file, line_of(text, 1));
 	T_ASSERT(strstr(line_of(text, 1), file));
 	expect(text, 2, "READ", 5, "inline");
 	expect(text, 3, "WRITE", 3, "inline|worker");
