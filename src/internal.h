@@ -488,6 +488,12 @@ long nw_enter(int fd, unsigned int to_submit, unsigned int min_complete,
 /* wait.c */
 int nw_wait(struct nw_ring *ring, unsigned int min_complete, unsigned int flags,
 	    const void *arg, size_t argsz);
+/*
+ * With the async signals blocked: a signal pending that mask lets through
+ * is let in (its handler runs) and -EINTR returned, as a sleep with that
+ * mask would; else 0.
+ */
+int nw_wait_signal_check(const sigset_t *mask);
 /* GETEVENTS in a forked child, on its parent's ring: the shared CQ only. */
 int nw_wait_foreign(struct nw_ring *ring, unsigned int min_complete,
 		    unsigned int flags, const void *arg, size_t argsz);

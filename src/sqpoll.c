@@ -530,31 +530,43 @@ static bool sqd_dead(struct nw_sqd *sqd, bool foreign)
 
 /*
  * IORING_ENTER_SQ_WAIT (kernel io_sqpoll_wait_sq): sleep while the SQ is
- * full, until the poller consumes or a signal arrives. A forked child's
- * waits are not known to the parent's poller: it looks every millisecond.
+ * full, until the poller consumes or a signal arrives. The async signals
+ * are held across the loop and each round looks for one the caller's mask
+ * lets through, so that none that comes between two naps is missed; a
+ * nap is short for it (10 ms). A forked child's waits are not known to the
+ * parent's poller: it looks every millisecond.
  */
 static int sq_wait_space(struct nw_ring *ring, bool foreign)
 {
 	struct nw_sqd *sqd = ring->sqd;
-	const struct timespec step = {0, foreign ? 1000000 : 100000000};
+	const struct timespec step = {0, foreign ? 1000000 : 10000000};
+	struct nw_sighold *sh = nw_sighold_cur;
+	struct nw_sighold own = {0};
+	int ret = 0;
 
+	if (!sh || !sh->held) {
+		sh = &own;
+		nw_sighold_block(sh);
+	}
 	for (;;) {
 		unsigned int head = load_acquire(ring->sq_head);
-		int r;
 
 		if (READ_ONCE(*ring->sq_tail) - head != ring->sq_entries ||
 		    sqd_dead(sqd, foreign))
-			return 0;
+			break;
+		ret = nw_wait_signal_check(&sh->old);
+		if (ret)
+			break;
 		if (!foreign)
 			__atomic_add_fetch(&sqd->sq_waiters, 1,
 					   __ATOMIC_SEQ_CST);
-		r = futex_wait(ring->sq_head, head, &step);
+		futex_wait(ring->sq_head, head, &step);
 		if (!foreign)
 			__atomic_sub_fetch(&sqd->sq_waiters, 1,
 					   __ATOMIC_SEQ_CST);
-		if (r == -EINTR)
-			return -EINTR;
 	}
+	nw_sighold_release(&own);
+	return ret;
 }
 
 long nw_sqpoll_enter(struct nw_ring *ring, unsigned int to_submit,

@@ -312,6 +312,11 @@ static int take_signal(const sigset_t *mask)
 	return 1;
 }
 
+int nw_wait_signal_check(const sigset_t *mask)
+{
+	return signal_waiting(mask) && take_signal(mask) < 0 ? -EINTR : 0;
+}
+
 /*
  * Busy-wait up to budget_ns before sleeping. Signals are blocked around
  * the whole wait (wait_for) and each look passes the wait's mask, so a
