@@ -201,6 +201,7 @@ struct nw_ring {
 	ino_t ino;
 	unsigned int id; /* in the memfd's name, "nowait-ring:<id>" */
 	int last_fd;	 /* the program's fd for it, as last seen */
+	bool published;	 /* setup handed it to the program (atomic) */
 	struct nw_ring *next;
 
 	unsigned int flags; /* IORING_SETUP_* */

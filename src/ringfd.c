@@ -149,6 +149,7 @@ void nw_ring_add(struct nw_ring *ring, int fd)
 	pthread_mutex_unlock(&rings_lock);
 	/* Atomic: an SQPOLL poller may be asking nw_ring_referenced. */
 	__atomic_store_n(&ring->last_fd, fd, __ATOMIC_RELAXED);
+	__atomic_store_n(&ring->published, true, __ATOMIC_RELEASE);
 	mark_ring_fd(fd);
 	/* The fd number may be cached for a ring that was closed before. */
 	if ((unsigned int)fd < NW_FD_CACHE)
@@ -236,6 +237,7 @@ static int lookup_slow(int fd, struct nw_ring **ringp)
 	if (!ring)
 		return -EOPNOTSUPP;
 	__atomic_store_n(&ring->last_fd, fd, __ATOMIC_RELAXED);
+	__atomic_store_n(&ring->published, true, __ATOMIC_RELEASE);
 	mark_ring_fd(fd);
 	*ringp = ring;
 	return 0;

@@ -279,7 +279,15 @@ static void sqd_reap(struct nw_sqd *sqd, long long ivl_ns)
 		return;
 	sqd->reap_due_ns = now + ivl_ns;
 	for (unsigned int i = 0; i < sqd->nr;) {
-		if (nw_ring_referenced(sqd->ents[i].ring))
+		struct nw_ring *ring = sqd->ents[i].ring;
+
+		/*
+		 * Not before setup hands the ring out: nothing names it yet,
+		 * and the look would open /proc files on this thread while
+		 * setup takes fd numbers the program can see.
+		 */
+		if (!__atomic_load_n(&ring->published, __ATOMIC_ACQUIRE) ||
+		    nw_ring_referenced(ring))
 			i++;
 		else
 			sqd_del(sqd, i);
