@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * IORING_OP_URING_CMD: the commands of a file's ->uring_cmd, of which only
- * sockets' (io_uring/cmd_net.c) can be had on ordinary system calls:
+ * /dev/null's (a no-op) and sockets' (io_uring/cmd_net.c) can be had on
+ * ordinary system calls:
  * SOCKET_URING_OP_SIOCINQ and SIOCOUTQ (the ioctls), GETSOCKOPT (SOL_SOCKET
  * only; the result is the option's length) and SETSOCKOPT. GETSOCKNAME
  * (6.19) is unknown to 6.18: -EOPNOTSUPP, as any unknown command. Semantics: kernel io_uring/uring_cmd.c and cmd_net.c
  * (6.18). The SQE fields are read at prep, as the kernel copies the SQE
  * there; the option value is read or written at issue.
  *
- * The kernel's order: a file without ->uring_cmd (anything but a socket)
- * gets -EOPNOTSUPP, also on an IOPOLL ring (no socket polls); SIOCINQ and
+ * The kernel's order: a file without ->uring_cmd (anything but a socket
+ * and /dev/null) gets -EOPNOTSUPP, also on an IOPOLL ring (no socket
+ * polls); /dev/null's (drivers/char/mem.c uring_cmd_null) takes any
+ * command and returns 0 (-EOPNOTSUPP on IOPOLL: no uring_cmd_iopoll there);
+ * SIOCINQ and
  * SIOCOUTQ go through the protocol's ioctl (sk_prot->ioctl), which only
  * the inet protocols have here: -EOPNOTSUPP on AF_UNIX, netlink and
  * packet sockets, as for an unknown command.
@@ -30,6 +34,8 @@
 #include <linux/errqueue.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include "net.h"
 #include "complete.h"
 #include "poll.h"
@@ -54,6 +60,7 @@ struct nw_cmd {
 	uint32_t op;
 	int level, optname, optlen;
 	void *optval;
+	bool mshot; /* IORING_URING_CMD_MULTISHOT (with a provided buffer) */
 };
 _Static_assert(sizeof(struct nw_cmd) <= NW_REQ_CMD_SIZE, "nw_cmd too big");
 
@@ -84,9 +91,7 @@ int nw_uring_cmd_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 		return -EINVAL;
 	if (!!(flags & NW_URING_CMD_MULTISHOT) != select)
 		return -EINVAL;
-	/* Multishot commands: no socket command has them; not done here. */
-	if (select)
-		return -EOPNOTSUPP;
+	c->mshot = select;
 	c->op = READ_ONCE(sqe->cmd_op);
 	c->level = (int)sqe_word(sqe, offsetof(struct io_uring_sqe, addr));
 	c->optname =
@@ -105,6 +110,15 @@ static int cmd_sock_domain(int fd)
 	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len))
 		return errno == ENOTSOCK ? -EOPNOTSUPP : -errno;
 	return domain;
+}
+
+/* /dev/null (char 1:3): its ->uring_cmd does nothing and returns 0. */
+static bool cmd_is_devnull(int fd)
+{
+	struct stat st;
+
+	return !fstat(fd, &st) && S_ISCHR(st.st_mode) &&
+	       st.st_rdev == makedev(1, 3);
 }
 
 /* SIOCINQ, SIOCOUTQ: through sk_prot->ioctl, which only inet has here. */
@@ -202,15 +216,39 @@ static int ts_issue(struct nw_req *req, unsigned int issue_flags)
 	return NW_QUEUED;
 }
 
+/*
+ * The command's result. A multishot one (MULTISHOT with a provided
+ * buffer) that failed ends with its error, as in the kernel; one that
+ * succeeded the kernel leaves to the driver to complete (io_uring_cmd:
+ * IOU_ISSUE_SKIP_COMPLETE), and neither /dev/null nor a socket command
+ * ever does, nor can it be cancelled: a request lost until the ring's
+ * exit work, which then waits for it for good. nowait refuses it
+ * instead: -EOPNOTSUPP (allowlisted in test/fuzz/allowlist.txt).
+ */
+static int cmd_done(struct nw_req *req, struct nw_cmd *c, int ret)
+{
+	if (ret < 0)
+		return ret;
+	if (c->mshot)
+		return -EOPNOTSUPP;
+	req->res = ret;
+	return NW_COMPLETE;
+}
+
 int nw_uring_cmd_issue(struct nw_req *req, unsigned int issue_flags)
 {
 	struct nw_cmd *c = nw_req_cmd(req, struct nw_cmd);
 	int ret, domain = cmd_sock_domain(req->fd);
 
+	if (domain == -EOPNOTSUPP && cmd_is_devnull(req->fd) &&
+	    !(req->ring->flags & IORING_SETUP_IOPOLL))
+		return cmd_done(req, c, 0);
 	if (domain < 0)
 		return domain;
 	if (req->ring->flags & IORING_SETUP_IOPOLL)
 		return -EOPNOTSUPP;
+	if (c->mshot && c->op == NW_SOCK_TX_TIMESTAMP)
+		return -EOPNOTSUPP; /* not done with a provided buffer */
 	switch (c->op) {
 	case NW_SOCK_SIOCINQ:
 		ret = cmd_ioctl(req->fd, domain, SIOCINQ);
@@ -232,8 +270,5 @@ int nw_uring_cmd_issue(struct nw_req *req, unsigned int issue_flags)
 	default:
 		ret = -EOPNOTSUPP;
 	}
-	if (ret < 0)
-		return ret;
-	req->res = ret;
-	return NW_COMPLETE;
+	return cmd_done(req, c, ret);
 }

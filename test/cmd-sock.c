@@ -8,7 +8,8 @@
  * reserved fields (-EINVAL), a bad option pointer (-EFAULT); TX_TIMESTAMP
  * on CQE32 and CQE_MIXED rings (UDP software timestamps), and without
  * 32-byte CQEs (-EINVAL), any command on an IOPOLL ring
- * (-EOPNOTSUPP).
+ * (-EOPNOTSUPP); a multishot command (MULTISHOT with a provided buffer)
+ * that fails: its error.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -171,6 +172,24 @@ static void test_errors(struct t_ring *r, int tcp)
 	sqe->flags = IOSQE_BUFFER_SELECT;
 	sqe->uring_cmd_flags = 1; /* FIXED with a provided buffer */
 	T_ASSERT_EQ(run1(r), -EINVAL);
+	/*
+	 * MULTISHOT with a provided buffer: a command that fails ends with
+	 * its error, as a single-shot one (one that succeeds the kernel
+	 * never completes: not tried here).
+	 */
+	sqe = cmd_sqe(r, OP_GETSOCKOPT, tcp, SOL_SOCKET, SO_RCVBUF, (void *)8,
+		      4);
+	sqe->flags = IOSQE_BUFFER_SELECT;
+	sqe->uring_cmd_flags = 2;
+	T_ASSERT_EQ(run1(r), -EFAULT);
+	sqe = cmd_sqe(r, OP_SIOCINQ, u[0], 0, 0, NULL, 0);
+	sqe->flags = IOSQE_BUFFER_SELECT;
+	sqe->uring_cmd_flags = 2;
+	T_ASSERT_EQ(run1(r), -EOPNOTSUPP);
+	sqe = cmd_sqe(r, 77, tcp, 0, 0, NULL, 0);
+	sqe->flags = IOSQE_BUFFER_SELECT;
+	sqe->uring_cmd_flags = 2;
+	T_ASSERT_EQ(run1(r), -EOPNOTSUPP);
 	/* Checked in prep, before the (unregistered) fixed file. */
 	sqe = cmd_sqe(r, OP_SIOCINQ, 4, 0, 0, NULL, 0);
 	sqe->flags = IOSQE_FIXED_FILE | IOSQE_IO_DRAIN | IOSQE_BUFFER_SELECT;
