@@ -13,7 +13,7 @@
 enum nw_fd_kind {
 	NW_FD_UNKNOWN,
 	NW_FD_FILE, /* regular file or block device: offsets, short continues */
-	NW_FD_STREAM, /* pipe, FIFO (FMODE_STREAM): the offset is ignored */
+	NW_FD_STREAM, /* pipe, FIFO, anon inode: the offset is ignored */
 	NW_FD_SOCKET, /* socket, tty...: no offsets, 0 and -1 allowed */
 };
 

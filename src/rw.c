@@ -9,7 +9,9 @@
  * EOPNOTSUPP (named FIFOs, old kernels) sends it to a worker. A worker
  * does the same calls without RWF_NOWAIT. The program's fd flags are never
  * changed. Offsets: -1 is the file position; stream fds (ESPIPE) ignore
- * the offset, as the kernel does. A short transfer is final on a stream
+ * the offset, as the kernel does; so do anon-inode files (eventfd,
+ * signalfd, timerfd: no pread, but their read and write take no position,
+ * and the kernel passes them the SQE's). A short transfer is final on a stream
  * and continued on a regular file or block device, and either way a
  * result shorter than asked fails a link. RWF_NOWAIT from the program
  * makes -EAGAIN final.
@@ -313,8 +315,8 @@ static int fd_kind_learn(struct nw_req *req)
 		return NW_FD_UNKNOWN;
 	if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))
 		kind = NW_FD_FILE;
-	else if (S_ISFIFO(st.st_mode))
-		kind = NW_FD_STREAM;
+	else if (S_ISFIFO(st.st_mode) || !(st.st_mode & S_IFMT))
+		kind = NW_FD_STREAM; /* or an anon inode: eventfd, signalfd... */
 	else
 		kind = NW_FD_SOCKET;
 	nw_fd_set_kind(req->ring, req->fd, kind);
