@@ -71,10 +71,16 @@ static long long add_sat(long long a, long long b)
 }
 
 /*
- * The monotonic deadline of ts under flags (clock, ABS), saturated as the
- * kernel's timespec64_to_ktime and hrtimer do: a timeout of 2^62 s is
- * "never", not a wrapped deadline in the past. prep has refused negative
- * parts.
+ * The monotonic deadline of ts under flags (clock, ABS), as the kernel's
+ * timespec64_to_ktime and hrtimer make it: tv_sec from KTIME_SEC_MAX up
+ * is "never"; below it, a tv_nsec that takes sec * 10^9 + nsec past
+ * KTIME_MAX wraps there to a negative time. A relative timer saturates
+ * that to "never" (ktime_add_safe). An absolute one keeps it as its soft
+ * expiry, long past, and clamps only the hard one it programs: it runs
+ * at the next hrtimer interrupt that looks at its clock base, at once in
+ * practice for REALTIME and BOOTTIME (nothing else queued there), never
+ * for MONOTONIC (the tick's timer, always due sooner, stops the walk).
+ * prep has refused negative parts.
  */
 static long long deadline_of(const struct __kernel_timespec *ts,
 			     unsigned int flags)
@@ -83,8 +89,12 @@ static long long deadline_of(const struct __kernel_timespec *ts,
 	long long v = LLONG_MAX;
 	long long now = clock_ns(CLOCK_MONOTONIC);
 
-	if (ts->tv_sec < LLONG_MAX / 1000000000LL)
-		v = add_sat(ts->tv_sec * 1000000000LL, ts->tv_nsec);
+	if (ts->tv_sec < LLONG_MAX / 1000000000LL &&
+	    __builtin_add_overflow(ts->tv_sec * 1000000000LL, ts->tv_nsec, &v))
+		return (flags & IORING_TIMEOUT_ABS) &&
+				       (flags & IORING_TIMEOUT_CLOCK_MASK)
+			       ? 0
+			       : LLONG_MAX;
 	if (flags & IORING_TIMEOUT_BOOTTIME)
 		clk = CLOCK_BOOTTIME;
 	else if (flags & IORING_TIMEOUT_REALTIME)
