@@ -20,7 +20,11 @@
  * The input also fills the arena the SQEs point into.
  *
  * Teardown: ASYNC_CANCEL(ANY) (again every 200 ms: under SQPOLL it can
- * join an input's open link and be canceled with it), then reap for at
+ * join an input's open link and be canceled with it; and with it a
+ * REGISTER_SYNC_CANCEL(ANY), which no IOSQE_IO_DRAIN holds back: an SQE
+ * with DRAIN behind a request that waits for good defers every SQE after
+ * it, the harness's cancels too, until that request ends, as in the
+ * kernel (io_queue_deferred)), then reap for at
  * most 5 s until every SQE the ring consumed has had its one final
  * CQE: a result without
  * IORING_CQE_F_MORE, or for SEND_ZC and SENDMSG_ZC the notification
@@ -316,6 +320,21 @@ static void queue_cancel(struct run *u)
 	u->ncancel++;
 }
 
+/*
+ * The synchronous cancel (register.c): not an SQE, so not deferred by a
+ * drain; 10 ms at most. Its targets post their CQEs as usual.
+ */
+static void sync_cancel(struct run *u)
+{
+	struct io_uring_sync_cancel_reg reg = {
+		.fd = -1,
+		.flags = IORING_ASYNC_CANCEL_ANY,
+		.timeout = {.tv_sec = 0, .tv_nsec = 10000000},
+	};
+
+	nowait_register(u->r.fd, IORING_REGISTER_SYNC_CANCEL, &reg, 1);
+}
+
 static unsigned int consumed_sqes(struct run *u)
 {
 	return __atomic_load_n(u->r.sq_head, __ATOMIC_ACQUIRE) - u->head0 -
@@ -339,6 +358,7 @@ static void teardown(struct run *u)
 		if (i % 200 == 199) {
 			queue_cancel(u); /* again: one armed late, or linked */
 			submit(u);
+			sync_cancel(u); /* past a drain that waits */
 		}
 		ring_enter(u, t_ring_flush(&u->r), 1, IORING_ENTER_GETEVENTS,
 			   1000);
