@@ -28,6 +28,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include "net.h"
 #include "complete.h"
 #include "poll.h"
@@ -47,6 +48,7 @@ struct nw_accept {
 	unsigned int iou_flags; /* IORING_ACCEPT_* */
 	uint32_t file_slot;	/* direct descriptor: slot + 1, or ALLOC */
 	bool checked;		/* SO_ACCEPTCONN asked once */
+	bool polled;		/* multishot POLL_FIRST: readiness seen once */
 };
 _Static_assert(sizeof(struct nw_accept) <= NW_REQ_CMD_SIZE, "too big");
 
@@ -60,7 +62,7 @@ int nw_accept_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 	acc->addrlen = (void *)(uintptr_t)READ_ONCE(sqe->addr2);
 	acc->flags = (int)READ_ONCE(sqe->accept_flags);
 	acc->iou_flags = READ_ONCE(sqe->ioprio);
-	acc->checked = false;
+	acc->checked = acc->polled = false;
 	if (acc->iou_flags & ~NW_ACCEPT_FLAGS)
 		return -EINVAL;
 	acc->file_slot = READ_ONCE(sqe->file_index);
@@ -162,18 +164,39 @@ static int accept_once(struct nw_req *req, struct nw_accept *acc)
 /*
  * Arm a multishot accept: parked for good (poll.c), its accepts run as
  * task work. From a worker (IOSQE_ASYNC) it goes back to readiness first,
- * as multishot RECV does.
+ * as multishot RECV does. POLL_FIRST with DONTWAIT: -EAGAIN, final (the
+ * kernel's first -EAGAIN with REQ_F_NOWAIT). A file epoll refuses (no
+ * ->poll) is no socket: the kernel's first attempt says -ENOTSOCK, or
+ * with POLL_FIRST io-wq refuses a multishot there: -EBADFD.
  */
-static int accept_mshot_arm(struct nw_req *req)
+static int accept_mshot_arm(struct nw_req *req, struct nw_accept *acc)
 {
+	bool poll_first = acc->iou_flags & NW_ACCEPT_POLL_FIRST;
 	int ret;
 
+	if (poll_first && (acc->iou_flags & NW_ACCEPT_DONTWAIT))
+		return -EAGAIN;
 	if (req->sqe_flags & IOSQE_ASYNC) {
 		req->sqe_flags &= ~IOSQE_ASYNC;
 		return NW_RETRY;
 	}
 	ret = nw_poll_arm_mshot(req, NW_POLLIN);
+	if (ret == -EPERM)
+		return poll_first ? -EBADFD : -ENOTSOCK;
 	return ret ? ret : NW_QUEUED;
+}
+
+/* Multishot POLL_FIRST: no attempt before the listener was readable. */
+static bool accept_mshot_wait_first(struct nw_req *req, struct nw_accept *acc)
+{
+	struct pollfd p = {req->fd, POLLIN, 0};
+
+	if (!(acc->iou_flags & NW_ACCEPT_POLL_FIRST) || acc->polled)
+		return false;
+	if (poll(&p, 1, 0) != 1)
+		return true;
+	acc->polled = true;
+	return false;
 }
 
 /*
@@ -186,7 +209,9 @@ static int accept_mshot(struct nw_req *req, struct nw_accept *acc,
 			unsigned int issue_flags)
 {
 	if (!(issue_flags & NW_ISSUE_F_MSHOT))
-		return accept_mshot_arm(req);
+		return accept_mshot_arm(req, acc);
+	if (accept_mshot_wait_first(req, acc))
+		return NW_QUEUED;
 	for (int i = 0; i < NW_MSHOT_MAX_LOOPS; i++) {
 		int fd = accept_once(req, acc);
 
@@ -221,14 +246,36 @@ static bool accept_poll_first(struct nw_req *req, struct nw_accept *acc)
 	return (acc->iou_flags & NW_ACCEPT_DONTWAIT) || poll(&p, 1, 0) != 1;
 }
 
+/*
+ * POLL_FIRST on a file that may have no ->poll (a regular file, a
+ * directory, a device), not armed yet: the kernel arms first; where that
+ * fails, io-wq runs the accept, still not polled, and POLL_FIRST gives
+ * -EAGAIN there. So arm it (NW_RETRY) rather than answer -ENOTSOCK.
+ */
+static bool accept_arm_file(struct nw_req *req, struct nw_accept *acc)
+{
+	struct stat st;
+
+	if (!(acc->iou_flags & NW_ACCEPT_POLL_FIRST) || req->poll_arms ||
+	    fstat(req->fd, &st))
+		return false;
+	return S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) ||
+	       S_ISBLK(st.st_mode) || S_ISCHR(st.st_mode);
+}
+
 int nw_accept_issue(struct nw_req *req, unsigned int issue_flags)
 {
 	struct nw_accept *acc = nw_req_cmd(req, struct nw_accept);
 	int r;
 
 	/* A worker blocks for one connection; multishot ends with it. */
-	if (!(issue_flags & NW_ISSUE_F_NONBLOCK))
+	if (!(issue_flags & NW_ISSUE_F_NONBLOCK)) {
+		/* Punted as epoll refused the file: POLL_FIRST is -EAGAIN. */
+		if ((acc->iou_flags & NW_ACCEPT_POLL_FIRST) &&
+		    (req->flags & NW_REQ_F_REG_FILE))
+			return accept_finish(req, acc, -EAGAIN);
 		return accept_finish(req, acc, accept_call(req, acc));
+	}
 	if (acc->iou_flags & NW_ACCEPT_MULTISHOT)
 		return accept_mshot(req, acc, issue_flags);
 	if (req->ring->punt_all)
@@ -238,7 +285,7 @@ int nw_accept_issue(struct nw_req *req, unsigned int issue_flags)
 	if (accept_poll_first(req, acc))
 		return accept_wouldblock(req, acc);
 	r = accept_once(req, acc);
-	if (r == -EAGAIN)
+	if (r == -EAGAIN || (r == -ENOTSOCK && accept_arm_file(req, acc)))
 		return accept_wouldblock(req, acc);
 	return accept_finish(req, acc, r);
 }
