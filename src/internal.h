@@ -174,8 +174,10 @@ struct nw_req {
 	/* Unparked by a cancel while TW_QUEUED: its task work ends it. */
 	bool poll_canceled;
 	bool poll_drain; /* ...after one last turn takes what is pending */
-	pid_t task_tid;	 /* the thread that submitted it (signals go there) */
-	uint64_t seq; /* which use of this request struct (cancel identity) */
+	/* Set by prep: a program's write runs its turns at once (reactor.c). */
+	bool sync_wake;
+	pid_t task_tid; /* the thread that submitted it (signals go there) */
+	uint64_t seq;	/* which use of this request struct (cancel identity) */
 	struct nw_req *ltimeout; /* the LINK_TIMEOUT guarding it, if armed */
 	struct nw_rsrc_node *file_node; /* fixed file in use (FIXED_DONE) */
 	struct nw_rsrc_node *buf_node; /* registered buffer in use (BUF_NODE) */
@@ -313,6 +315,7 @@ struct nw_ring {
 	struct nw_list
 		poll_hash[NW_POLL_HASH]; /* parked POLL_ADDs by user_data */
 	unsigned int nr_parked;
+	unsigned int nr_sync_parked;  /* of them sync_wake ones (atomic) */
 	pthread_mutex_t reactor_lock; /* held by the harvesting thread */
 	pthread_mutex_t reactor_mu;   /* guards the fields below */
 	pthread_cond_t reactor_cv;

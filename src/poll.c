@@ -71,7 +71,8 @@ long long nw_poll_now_ns(void)
 
 static unsigned long stat_reissue;
 __thread unsigned int nw_parks __attribute__((tls_model("initial-exec")));
-unsigned int nw_poll_adds_parked; /* in the process (nw_reactor_sync_wake) */
+unsigned int nw_poll_adds_parked;  /* in the process (nw_reactor_sync_wake) */
+unsigned int nw_poll_syncs_parked; /* the same */
 
 unsigned long nw_stat_reissue(void)
 {
@@ -190,6 +191,9 @@ void nw_poll_park(struct nw_ring *ring, struct nw_pollfd *pfd,
 		nw_list_add_tail(&nw_poll_ring_of(req)->hash_node,
 				 nw_poll_bucket(ring, req->user_data));
 		__atomic_add_fetch(&nw_poll_adds_parked, 1, __ATOMIC_RELAXED);
+	} else if (req->sync_wake) {
+		__atomic_add_fetch(&ring->nr_sync_parked, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&nw_poll_syncs_parked, 1, __ATOMIC_RELAXED);
 	}
 	if ((req->flags & NW_REQ_F_POLL_ADD) && pfd->target) {
 		nw_poll_ring_of(req)->target = pfd->target;
@@ -207,6 +211,9 @@ void nw_poll_unpark(struct nw_ring *ring, struct nw_req *req)
 	if (req->flags & NW_REQ_F_POLL_ADD) {
 		nw_list_del(&nw_poll_ring_of(req)->hash_node);
 		__atomic_sub_fetch(&nw_poll_adds_parked, 1, __ATOMIC_RELAXED);
+	} else if (req->sync_wake) {
+		__atomic_sub_fetch(&ring->nr_sync_parked, 1, __ATOMIC_RELAXED);
+		__atomic_sub_fetch(&nw_poll_syncs_parked, 1, __ATOMIC_RELAXED);
 	}
 	__atomic_sub_fetch(&ring->nr_parked, 1, __ATOMIC_RELAXED);
 	if ((req->flags & NW_REQ_F_POLL_ADD) && nw_poll_ring_of(req)->target) {

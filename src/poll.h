@@ -57,8 +57,12 @@ void nw_poll_count_reissue(void);
  * first (poll.c explains why); the reactor wakes up for it.
  */
 #define NW_POLL_VERIFY_NS 50000000LL
-/* POLL_ADDs parked in the process: a program's write harvests (reactor.c). */
+/*
+ * POLL_ADDs, and other requests whose prep set sync_wake (READ_MULTISHOT),
+ * parked in the process: a program's write harvests (reactor.c).
+ */
 extern unsigned int nw_poll_adds_parked;
+extern unsigned int nw_poll_syncs_parked;
 /* Is a check of the watches due? Then nw_poll_verify (poll_lock held). */
 bool nw_poll_verify_due(struct nw_ring *ring);
 void nw_poll_verify(struct nw_ring *ring, struct nw_list *ready);

@@ -381,6 +381,17 @@ static bool settle_begin(struct nw_ring *ring)
 	return true;
 }
 
+/* Harvest ring after its reactor thread's round, if it has one running. */
+static void settled_harvest(struct nw_ring *ring)
+{
+	if (!settle_begin(ring)) {
+		sync_harvest(ring);
+		return;
+	}
+	sync_harvest(ring);
+	nw_reactor_drive_end(ring);
+}
+
 /*
  * A CQE post woke polls of a ring's fd (settle): a polling ring's
  * reactor thread may have taken the edge first and be running it, its
@@ -399,12 +410,7 @@ static void settle_ring_watchers(void)
 		    __atomic_load_n(&ring->dead, __ATOMIC_ACQUIRE) ||
 		    __atomic_load_n(&ring->gone, __ATOMIC_RELAXED))
 			continue;
-		if (!settle_begin(ring)) {
-			sync_harvest(ring);
-			continue;
-		}
-		sync_harvest(ring);
-		nw_reactor_drive_end(ring);
+		settled_harvest(ring);
 	}
 }
 
@@ -414,6 +420,15 @@ static void settle_ring_watchers(void)
  * poll waits on, as the kernel's task work runs until none is left),
  * at most a few rounds. The thread counts as the engine's meanwhile: the
  * engine's own eventfd writes come back through the interposers.
+ *
+ * A ring with a READ_MULTISHOT parked (prep's sync_wake: also while it
+ * waits for its first readiness, as IOSQE_ASYNC's does) is harvested
+ * after its reactor thread's round: that thread may have taken
+ * the write's edge first, and if it is late to run the op (a loaded
+ * machine), the next write's data joins this one's and one read takes
+ * both, where the kernel's task work read each write's alone before the
+ * write returned (liburing's read-mshot). A POLL_ADD reports readiness,
+ * which a late round does not change: its rings skip that round trip.
  */
 void nw_reactor_sync_wake(bool settle)
 {
@@ -426,7 +441,8 @@ void nw_reactor_sync_wake(bool settle)
 		settle_ring_watchers();
 		nw_in_engine--;
 	}
-	if (likely(!__atomic_load_n(&nw_poll_adds_parked, __ATOMIC_RELAXED)))
+	if (likely(!__atomic_load_n(&nw_poll_adds_parked, __ATOMIC_RELAXED) &&
+		   !__atomic_load_n(&nw_poll_syncs_parked, __ATOMIC_RELAXED)))
 		return;
 	nw_in_engine++;
 	while ((ring = nw_ring_next(ring))) {
@@ -437,7 +453,11 @@ void nw_reactor_sync_wake(bool settle)
 		    __atomic_load_n(&ring->dead, __ATOMIC_ACQUIRE) ||
 		    __atomic_load_n(&ring->gone, __ATOMIC_RELAXED))
 			continue;
-		sync_harvest(ring);
+		if (!ring->lockless_cq &&
+		    __atomic_load_n(&ring->nr_sync_parked, __ATOMIC_RELAXED))
+			settled_harvest(ring);
+		else
+			sync_harvest(ring);
 	}
 	nw_in_engine--;
 }

@@ -41,11 +41,13 @@ bool nw_reactor_want_driver(struct nw_ring *ring);
  * The program wrote to some fd (the preload's write interposers): what
  * that made ready is harvested now, as the kernel's wake-up runs inside
  * the write and its task work before the write returns. Only while a
- * POLL_ADD is parked in the process (one load otherwise). With settle (a
- * CQE post woke polls of a ring's fd: rare, and the kernel's wake-up is
- * synchronous), each ring that polls a ring's fd is also harvested after
- * its reactor thread, which may have taken the edge first, ends its round;
- * a program's write does not pay that round trip.
+ * POLL_ADD or a READ_MULTISHOT is parked in the process (two loads
+ * otherwise). With settle (a CQE post woke polls of a ring's fd: rare,
+ * and the kernel's wake-up is synchronous), each ring that polls a ring's
+ * fd is also harvested after its reactor thread, which may have taken the
+ * edge first, ends its round; a program's write pays that round trip only
+ * on a ring with a READ_MULTISHOT parked (one read per write, as the
+ * kernel's task work does; multishot RECV is left to the reactor thread).
  */
 void nw_reactor_sync_wake(bool settle);
 /* A waiter takes over harvesting from the reactor thread, and gives back. */

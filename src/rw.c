@@ -594,6 +594,8 @@ int nw_read_mshot_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 	if (READ_ONCE(sqe->addr) || READ_ONCE(sqe->len))
 		return -EINVAL;
 	rw->mshot_tried = false;
+	/* One read per write of the program, as the kernel's task work. */
+	req->sync_wake = true;
 	return 0;
 }
 
