@@ -200,16 +200,7 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], EXEC_ARG))
 		return T_EXIT_PASS; /* child_execs's new image */
 	t_watchdog(60);
-	if (getenv(CHILD_ENV)) {
-		T_ASSERT(t_ring_is_nowait()); /* really the preload's engine */
-		run_checks();
-		return T_EXIT_PASS;
-	}
-	t_require_engine();
-	run_checks();
-	if (t_engine() == T_ENGINE_USER)
-		t_rerun_preloaded(CHILD_ENV, 40000);
-	return T_EXIT_PASS;
+	return t_run_also_preloaded(CHILD_ENV, run_checks);
 }
 
 static void run_checks(void)

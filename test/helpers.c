@@ -572,3 +572,17 @@ void t_rerun_preloaded(const char *child_env, unsigned int ms)
 	t_run_self(so, env, ms);
 #endif
 }
+
+int t_run_also_preloaded(const char *child_env, void (*checks)(void))
+{
+	if (getenv(child_env)) {
+		T_ASSERT(t_ring_is_nowait()); /* really the preload's engine */
+		checks();
+		return T_EXIT_PASS;
+	}
+	t_require_engine();
+	checks();
+	if (t_engine() == T_ENGINE_USER)
+		t_rerun_preloaded(child_env, 40000);
+	return T_EXIT_PASS;
+}

@@ -171,5 +171,12 @@ void t_run_self(const char *so, const char *const *env, unsigned int ms);
  * and when the preload is not built.
  */
 void t_rerun_preloaded(const char *child_env, unsigned int ms);
+/*
+ * A test's main after its watchdog: checks() on the engine under test,
+ * then, on the user engine, once more in a child under the preload
+ * (t_rerun_preloaded, 40 s), where the child first asserts that its ring
+ * really is nowait's. Returns the exit status.
+ */
+int t_run_also_preloaded(const char *child_env, void (*checks)(void));
 
 #endif

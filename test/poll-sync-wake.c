@@ -115,14 +115,5 @@ static void run_checks(void)
 int main(void)
 {
 	t_watchdog(60);
-	if (getenv(CHILD_ENV)) {
-		T_ASSERT(t_ring_is_nowait()); /* really the preload's engine */
-		run_checks();
-		return T_EXIT_PASS;
-	}
-	t_require_engine();
-	run_checks();
-	if (t_engine() == T_ENGINE_USER)
-		t_rerun_preloaded(CHILD_ENV, 40000);
-	return T_EXIT_PASS;
+	return t_run_also_preloaded(CHILD_ENV, run_checks);
 }
