@@ -586,3 +586,27 @@ int t_run_also_preloaded(const char *child_env, void (*checks)(void))
 		t_rerun_preloaded(child_env, 40000);
 	return T_EXIT_PASS;
 }
+
+void t_buf_ring_publish(struct io_uring_buf_ring *br, unsigned int entries,
+			void *addr, uint32_t len, uint16_t bid)
+{
+	uint16_t tail = br->tail;
+	struct io_uring_buf *e = &br->bufs[tail & (entries - 1)];
+
+	e->addr = (uintptr_t)addr;
+	e->len = len;
+	e->bid = bid;
+	__atomic_store_n(&br->tail, (uint16_t)(tail + 1), __ATOMIC_RELEASE);
+}
+
+unsigned int t_read_select(struct t_ring *r, int fd, uint16_t bgid, int want)
+{
+	struct io_uring_sqe *sqe = t_get_sqe(r);
+
+	T_ASSERT(sqe != NULL);
+	t_prep_rw(sqe, IORING_OP_READ, fd, NULL, 0, 0, 0x77);
+	sqe->flags |= IOSQE_BUFFER_SELECT;
+	sqe->buf_group = bgid;
+	T_ASSERT_EQ(t_submit_and_wait(r, 1), 1);
+	return t_expect_cqe(r, 0x77, want);
+}

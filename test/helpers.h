@@ -179,4 +179,10 @@ void t_rerun_preloaded(const char *child_env, unsigned int ms);
  */
 int t_run_also_preloaded(const char *child_env, void (*checks)(void));
 
+/* Add a buffer at the tail of a provided-buffer ring of entries (2^n). */
+void t_buf_ring_publish(struct io_uring_buf_ring *br, unsigned int entries,
+			void *addr, uint32_t len, uint16_t bid);
+/* A READ of fd with a buffer from group bgid: its CQE's flags (res: want). */
+unsigned int t_read_select(struct t_ring *r, int fd, uint16_t bgid, int want);
+
 #endif

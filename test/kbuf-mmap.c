@@ -52,31 +52,6 @@ static struct io_uring_buf_ring *map_ring(struct t_ring *r, uint16_t bgid,
 	return m;
 }
 
-static void publish(struct io_uring_buf_ring *br, unsigned int entries,
-		    void *addr, uint32_t len, uint16_t bid)
-{
-	uint16_t tail = br->tail;
-	struct io_uring_buf *e = &br->bufs[tail & (entries - 1)];
-
-	e->addr = (uintptr_t)addr;
-	e->len = len;
-	e->bid = bid;
-	__atomic_store_n(&br->tail, (uint16_t)(tail + 1), __ATOMIC_RELEASE);
-}
-
-/* A READ of pipe p from group bgid: its CQE's flags (res must be want). */
-static unsigned int read_sel(struct t_ring *r, int fd, uint16_t bgid, int want)
-{
-	struct io_uring_sqe *sqe = t_get_sqe(r);
-
-	T_ASSERT(sqe != NULL);
-	t_prep_rw(sqe, IORING_OP_READ, fd, NULL, 0, 0, 0x77);
-	sqe->flags |= IOSQE_BUFFER_SELECT;
-	sqe->buf_group = bgid;
-	T_ASSERT_EQ(t_submit_and_wait(r, 1), 1);
-	return t_expect_cqe(r, 0x77, want);
-}
-
 static bool all_zero(const void *p, size_t len)
 {
 	const char *c = p;
@@ -124,21 +99,21 @@ static void test_select(void)
 	T_ASSERT_EQ(reg_ring(&r, 5, 1, NW_PBUF_RING_MMAP, 0), 0);
 	br = map_ring(&r, 5, len);
 	T_ASSERT(all_zero(br, len));
-	read_sel(&r, p[0], 5, -ENOBUFS);
-	publish(br, 1, bufs[0], sizeof(bufs[0]), 89);
+	t_read_select(&r, p[0], 5, -ENOBUFS);
+	t_buf_ring_publish(br, 1, bufs[0], sizeof(bufs[0]), 89);
 	T_ASSERT_EQ(write(p[1], "Hello", 5), 5);
-	f = read_sel(&r, p[0], 5, 5);
+	f = t_read_select(&r, p[0], 5, 5);
 	T_ASSERT_EQ(f, F_BUF | (89 << IORING_CQE_BUFFER_SHIFT));
 	T_ASSERT(!memcmp(bufs[0], "Hello", 5));
-	read_sel(&r, p[0], 5, -ENOBUFS);
+	t_read_select(&r, p[0], 5, -ENOBUFS);
 	/* Anew: fresh zeroed memory at the same offset. */
 	T_ASSERT_EQ(unreg_ring(&r, 5, 0), 0);
 	T_ASSERT_EQ(reg_ring(&r, 5, 1, NW_PBUF_RING_MMAP, 0), 0);
 	br2 = map_ring(&r, 5, len);
 	T_ASSERT(all_zero(br2, len));
-	publish(br2, 1, bufs[1], sizeof(bufs[1]), 3);
+	t_buf_ring_publish(br2, 1, bufs[1], sizeof(bufs[1]), 3);
 	T_ASSERT_EQ(write(p[1], "x", 1), 1);
-	f = read_sel(&r, p[0], 5, 1);
+	f = t_read_select(&r, p[0], 5, 1);
 	T_ASSERT_EQ(f, F_BUF | (3 << IORING_CQE_BUFFER_SHIFT));
 	munmap(br, len);
 	munmap(br2, len);
@@ -164,17 +139,17 @@ static void test_groups(void)
 			    0);
 		br[i] = map_ring(&r, (uint16_t)(BGID0 + i), len);
 		T_ASSERT(all_zero(br[i], len));
-		publish(br[i], ENTRIES, bufs[i], sizeof(bufs[i]),
-			(uint16_t)(100 + i));
+		t_buf_ring_publish(br[i], ENTRIES, bufs[i], sizeof(bufs[i]),
+				   (uint16_t)(100 + i));
 	}
 	for (int i = NGROUPS - 1; i >= 0; i--) {
 		char c = (char)('a' + i);
 
 		T_ASSERT_EQ(write(p[1], &c, 1), 1);
-		f = read_sel(&r, p[0], (uint16_t)(BGID0 + i), 1);
+		f = t_read_select(&r, p[0], (uint16_t)(BGID0 + i), 1);
 		T_ASSERT_EQ(f, F_BUF | ((100U + i) << IORING_CQE_BUFFER_SHIFT));
 		T_ASSERT_EQ(bufs[i][0], c);
-		read_sel(&r, p[0], (uint16_t)(BGID0 + i), -ENOBUFS);
+		t_read_select(&r, p[0], (uint16_t)(BGID0 + i), -ENOBUFS);
 	}
 	for (int i = 0; i < NGROUPS; i++)
 		T_ASSERT_EQ(unreg_ring(&r, (uint16_t)(BGID0 + i), 0), 0);

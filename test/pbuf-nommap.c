@@ -102,31 +102,6 @@ static void map_fails(struct t_ring *r, uint64_t off, int want)
 		T_ASSERT_EQ(errno, want);
 }
 
-static void publish(struct io_uring_buf_ring *br, unsigned int entries,
-		    void *addr, uint32_t len, uint16_t bid)
-{
-	uint16_t tail = br->tail;
-	struct io_uring_buf *e = &br->bufs[tail & (entries - 1)];
-
-	e->addr = (uintptr_t)addr;
-	e->len = len;
-	e->bid = bid;
-	__atomic_store_n(&br->tail, (uint16_t)(tail + 1), __ATOMIC_RELEASE);
-}
-
-/* A READ of fd from group bgid: its CQE's flags (res must be want). */
-static unsigned int read_sel(struct t_ring *r, int fd, uint16_t bgid, int want)
-{
-	struct io_uring_sqe *sqe = t_get_sqe(r);
-
-	T_ASSERT(sqe != NULL);
-	t_prep_rw(sqe, IORING_OP_READ, fd, NULL, 0, 0, 0x77);
-	sqe->flags |= IOSQE_BUFFER_SELECT;
-	sqe->buf_group = bgid;
-	T_ASSERT_EQ(t_submit_and_wait(r, 1), 1);
-	return t_expect_cqe(r, 0x77, want);
-}
-
 /* Selection through the mapped ring; a second mapping is the same pages. */
 static void test_select(struct t_ring *r)
 {
@@ -143,23 +118,23 @@ static void test_select(struct t_ring *r)
 	/* The page offset within the group's window is not looked at. */
 	br2 = map_at(r, pbuf_off(BGID) + page_sz, page_sz);
 	T_ASSERT(br2 != MAP_FAILED);
-	publish(br, 4, buf[0], sizeof(buf[0]), 89);
+	t_buf_ring_publish(br, 4, buf[0], sizeof(buf[0]), 89);
 	T_ASSERT_EQ(br2->tail, 1);
 	T_ASSERT_EQ(br2->bufs[0].bid, 89);
 	T_ASSERT_EQ(write(p[1], "Hello", 5), 5);
-	flags = read_sel(r, p[0], BGID, 5);
+	flags = t_read_select(r, p[0], BGID, 5);
 	T_ASSERT(flags & F_BUF);
 	T_ASSERT_EQ(flags >> IORING_CQE_BUFFER_SHIFT, 89);
 	T_ASSERT(!memcmp(buf[0], "Hello", 5));
 	/* An entry published through the second mapping is selected too. */
-	publish(br2, 4, buf[1], sizeof(buf[1]), 90);
+	t_buf_ring_publish(br2, 4, buf[1], sizeof(buf[1]), 90);
 	T_ASSERT_EQ(write(p[1], "abc", 3), 3);
-	flags = read_sel(r, p[0], BGID, 3);
+	flags = t_read_select(r, p[0], BGID, 3);
 	T_ASSERT_EQ(flags >> IORING_CQE_BUFFER_SHIFT, 90);
 	T_ASSERT(!memcmp(buf[1], "abc", 3));
 	/* Empty again: no buffer. */
 	T_ASSERT_EQ(write(p[1], "x", 1), 1);
-	read_sel(r, p[0], BGID, -ENOBUFS);
+	t_read_select(r, p[0], BGID, -ENOBUFS);
 	munmap(br2, page_sz);
 	/* Gone with the group; a new one starts zeroed. */
 	T_ASSERT_EQ(unreg_ring(r, BGID), 0);
@@ -220,7 +195,7 @@ static void test_groups(struct t_ring *r)
 	a = map_at(r, pbuf_off(1), 256 * sizeof(struct io_uring_buf));
 	b = map_at(r, pbuf_off(2), page_sz);
 	T_ASSERT(a != MAP_FAILED && b != MAP_FAILED);
-	publish(a, 256, mem[3], 64, 1);
+	t_buf_ring_publish(a, 256, mem[3], 64, 1);
 	T_ASSERT_EQ(a->tail, 1);
 	T_ASSERT_EQ(b->tail, 0);
 	T_ASSERT_EQ(b->bufs[0].addr, 0);
