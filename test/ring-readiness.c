@@ -52,6 +52,21 @@ static const char *const kind_name[K_NR] = {
  * epoll_wait, again after EINTR: the kernel's may return it when task
  * work of the ring's (TWA_SIGNAL) is run on the way out.
  */
+/*
+ * A wait's system call again after EINTR (at most 10 times): the kernel's
+ * io_uring task work interrupts a sleep with TIF_NOTIFY_SIGNAL, and
+ * epoll_wait and poll then say EINTR with no signal sent.
+ */
+#define NOINTR(call)                                           \
+	({                                                     \
+		long r_;                                       \
+		int i_ = 0;                                    \
+		do                                             \
+			r_ = (call);                           \
+		while (r_ < 0 && errno == EINTR && ++i_ < 10); \
+		r_;                                            \
+	})
+
 static int ep_wait(int epfd, struct epoll_event *ev, int max, int ms)
 {
 	int n = -1;
@@ -431,28 +446,35 @@ static void syscall_forms(struct t_ring *r, int nfds)
 	fd_set rs;
 
 	T_ASSERT_GE(epfd, 0);
-	T_ASSERT_EQ(syscall(SYS_epoll_ctl, epfd, EPOLL_CTL_ADD, r->fd, &ev), 0);
+	T_ASSERT_EQ(
+		NOINTR(syscall(SYS_epoll_ctl, epfd, EPOLL_CTL_ADD, r->fd, &ev)),
+		0);
 	memset(&ev, 0, sizeof(ev));
-	T_ASSERT_EQ(syscall(SYS_epoll_pwait, epfd, &ev, 1, LONG_MS, NULL, 8),
+	T_ASSERT_EQ(NOINTR(syscall(SYS_epoll_pwait, epfd, &ev, 1, LONG_MS, NULL,
+				   8)),
 		    1);
 	T_ASSERT_EQ(ev.data.u64, 21);
 #ifdef SYS_epoll_pwait2
 	memset(&ev, 0, sizeof(ev));
-	if (syscall(SYS_epoll_pwait2, epfd, &ev, 1, &ts, NULL, 8) != -1 ||
+	if (NOINTR(syscall(SYS_epoll_pwait2, epfd, &ev, 1, &ts, NULL, 8)) !=
+		    -1 ||
 	    errno != ENOSYS) {
 		T_ASSERT_EQ(ev.data.u64, 21);
 	}
 #endif
-	T_ASSERT_EQ(syscall(SYS_epoll_ctl, epfd, EPOLL_CTL_DEL, r->fd, NULL),
+	T_ASSERT_EQ(NOINTR(syscall(SYS_epoll_ctl, epfd, EPOLL_CTL_DEL, r->fd,
+				   NULL)),
 		    0);
-	T_ASSERT_EQ(syscall(SYS_epoll_wait, epfd, &ev, 1, 0), 0);
+	T_ASSERT_EQ(NOINTR(syscall(SYS_epoll_wait, epfd, &ev, 1, 0)), 0);
 	FD_ZERO(&rs);
 	FD_SET(r->fd, &rs);
-	T_ASSERT_EQ(syscall(SYS_select, nfds, &rs, NULL, NULL, &tv), 1);
+	T_ASSERT_EQ(NOINTR(syscall(SYS_select, nfds, &rs, NULL, NULL, &tv)), 1);
 	T_ASSERT(FD_ISSET(r->fd, &rs));
 	FD_ZERO(&rs);
 	FD_SET(r->fd, &rs);
-	T_ASSERT_EQ(syscall(SYS_pselect6, nfds, &rs, NULL, NULL, &ts, NULL), 1);
+	T_ASSERT_EQ(
+		NOINTR(syscall(SYS_pselect6, nfds, &rs, NULL, NULL, &ts, NULL)),
+		1);
 	T_ASSERT(FD_ISSET(r->fd, &rs));
 	close(epfd);
 }
@@ -502,25 +524,25 @@ static void test_mixed_pipe(void)
 	T_ASSERT_EQ(poll(pf, 2, 0), 0);
 	T_ASSERT_EQ(ep_wait(epfd, ev, 2, 0), 0);
 	/* The syscall() forms. */
-	T_ASSERT_EQ(syscall(SYS_epoll_wait, epfd, ev, 2, 10), 0);
-	T_ASSERT_EQ(syscall(SYS_ppoll, pf, 2, &(struct timespec){0, 1000000},
-			    NULL, 8),
+	T_ASSERT_EQ(NOINTR(syscall(SYS_epoll_wait, epfd, ev, 2, 10)), 0);
+	T_ASSERT_EQ(NOINTR(syscall(SYS_ppoll, pf, 2,
+				   &(struct timespec){0, 1000000}, NULL, 8)),
 		    0);
 	post_nop(&r, 2);
-	T_ASSERT_EQ(syscall(SYS_epoll_wait, epfd, ev, 2, LONG_MS), 1);
+	T_ASSERT_EQ(NOINTR(syscall(SYS_epoll_wait, epfd, ev, 2, LONG_MS)), 1);
 	T_ASSERT_EQ(ev[0].data.u64, 1);
-	T_ASSERT_EQ(syscall(SYS_poll, pf, 2, LONG_MS), 1);
+	T_ASSERT_EQ(NOINTR(syscall(SYS_poll, pf, 2, LONG_MS)), 1);
 	T_ASSERT_EQ(pf[1].revents, POLLIN);
 	syscall_forms(&r, nfds);
 	reap(&r, 1);
 	FD_ZERO(&rs);
 	FD_SET(r.fd, &rs);
-	T_ASSERT_EQ(syscall(SYS_select, nfds, &rs, NULL, NULL,
-			    &(struct timeval){0, 10000}),
+	T_ASSERT_EQ(NOINTR(syscall(SYS_select, nfds, &rs, NULL, NULL,
+				   &(struct timeval){0, 10000})),
 		    0);
 	FD_SET(r.fd, &rs);
-	T_ASSERT_EQ(syscall(SYS_pselect6, nfds, &rs, NULL, NULL,
-			    &(struct timespec){0, 10000000}, NULL),
+	T_ASSERT_EQ(NOINTR(syscall(SYS_pselect6, nfds, &rs, NULL, NULL,
+				   &(struct timespec){0, 10000000}, NULL)),
 		    0);
 	close(epfd);
 	close(p[0]);
