@@ -9,7 +9,8 @@
 #
 # A run passes, skips, or fails an assertion whose value is one of the
 # kernel's errnos for a shortage (-ENOMEM, -EMFILE, -ENFILE, -EAGAIN,
-# -ENOBUFS, -EPERM): that is the error coming back as the kernel gives it.
+# -ENOBUFS, -EPERM): that is the error coming back as the kernel gives it;
+# so is a submit that consumed fewer SQEs than given (short_submit).
 # Anything else is a finding and fails the run: a crash (a signal other
 # than the assertion's abort), a hang (timeout or the test's watchdog: a
 # CQE that never came), an assertion on another value (a lost or wrong
@@ -61,6 +62,18 @@ done
 # -ENOMEM, -EMFILE, -ENFILE, -EAGAIN, -ENOBUFS, -EPERM
 ERRNOS='(-12|-24|-23|-11|-105|-1)'
 
+# A submit that consumed fewer SQEs than it was given, under a failing
+# allocation: the kernel's io_submit_sqes stops at a request it cannot
+# allocate and returns how many went (-EAGAIN only for none), so a short
+# count is its answer too, not a lost SQE.
+short_submit() {
+	local m
+	m=$(grep -m1 -oE "\[user\] t_submit[a-z_]*\(.*\) == [0-9]+ \([0-9]+ vs [0-9]+\)" \
+		"$1" | grep -oE "\([0-9]+ vs [0-9]+\)$") || return 1
+	m=${m//[()]/}
+	[ "${m% vs *}" -lt "${m#* vs }" ]
+}
+
 # verdict LOG RC: ok (pass, skip, a kernel errno) or what went wrong.
 verdict() {
 	local log=$1 rc=$2
@@ -76,6 +89,8 @@ verdict() {
 	elif [ "$rc" = 134 ] &&
 		grep -qE "\[user\] .*(\($ERRNOS vs -?[0-9]+\)|got user_data [0-9]+ res $ERRNOS flags)" \
 			"$log"; then
+		echo errno
+	elif [ "$rc" = 134 ] && short_submit "$log"; then
 		echo errno
 	elif [ "$rc" -gt 128 ] && [ "$rc" != 134 ]; then
 		echo "CRASH (signal $((rc - 128)))"
