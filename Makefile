@@ -187,9 +187,10 @@ faults:
 # Every workload once, as JSON lines (tee'd to the terminal), then the
 # picture of the run beside them: $(B)/bench/bench.jsonl and bench.svg.
 # The sub-make reads the Makefile again, after deps-bench installed what
-# it installs (libuv is found then).
+# it installs (libuv is found then). hackbench and liburing run under the
+# preload library, found next to nowait-bench.
 bench: deps-bench
-	$(Q)$(MAKE) --no-print-directory $(B)/nowait-bench
+	$(Q)$(MAKE) --no-print-directory $(B)/nowait-bench $(B)/libnowait-preload.so
 	$(Q)mkdir -p $(B)/bench
 	$(Q){ $(B)/nowait-bench all --json; echo $$? > $(B)/bench/status; } | \
 	    tee $(B)/bench/bench.jsonl
