@@ -393,6 +393,20 @@ static void settled_harvest(struct nw_ring *ring)
 }
 
 /*
+ * A ring this thread may harvest: its own process's (a forked child must
+ * not take its parent's events), with a loop, alive, and with something
+ * of the kind count counts (parked requests, or watches of rings' fds).
+ */
+static bool ring_harvestable(struct nw_ring *ring, const unsigned int *count)
+{
+	return ring->owner_pid == nw_getpid() &&
+	       __atomic_load_n(count, __ATOMIC_RELAXED) &&
+	       nw_loop_ready(&ring->loop) &&
+	       !__atomic_load_n(&ring->dead, __ATOMIC_ACQUIRE) &&
+	       !__atomic_load_n(&ring->gone, __ATOMIC_RELAXED);
+}
+
+/*
  * A CQE post woke polls of a ring's fd (settle): a polling ring's
  * reactor thread may have taken the edge first and be running it, its
  * POLL_ADD already unparked. Step in as a waiter does, which waits for
@@ -403,15 +417,9 @@ static void settle_ring_watchers(void)
 {
 	struct nw_ring *ring = NULL;
 
-	while ((ring = nw_ring_next(ring))) {
-		if (ring->owner_pid != nw_getpid() ||
-		    !__atomic_load_n(&ring->ring_watches, __ATOMIC_RELAXED) ||
-		    !nw_loop_ready(&ring->loop) ||
-		    __atomic_load_n(&ring->dead, __ATOMIC_ACQUIRE) ||
-		    __atomic_load_n(&ring->gone, __ATOMIC_RELAXED))
-			continue;
-		settled_harvest(ring);
-	}
+	while ((ring = nw_ring_next(ring)))
+		if (ring_harvestable(ring, &ring->ring_watches))
+			settled_harvest(ring);
 }
 
 /*
@@ -446,12 +454,7 @@ void nw_reactor_sync_wake(bool settle)
 		return;
 	nw_in_engine++;
 	while ((ring = nw_ring_next(ring))) {
-		/* A forked child must not take its parent's events. */
-		if (ring->owner_pid != nw_getpid() ||
-		    !__atomic_load_n(&ring->nr_parked, __ATOMIC_RELAXED) ||
-		    !nw_loop_ready(&ring->loop) ||
-		    __atomic_load_n(&ring->dead, __ATOMIC_ACQUIRE) ||
-		    __atomic_load_n(&ring->gone, __ATOMIC_RELAXED))
+		if (!ring_harvestable(ring, &ring->nr_parked))
 			continue;
 		if (!ring->lockless_cq &&
 		    __atomic_load_n(&ring->nr_sync_parked, __ATOMIC_RELAXED))

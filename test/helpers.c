@@ -587,6 +587,29 @@ int t_run_also_preloaded(const char *child_env, void (*checks)(void))
 	return T_EXIT_PASS;
 }
 
+int t_pbuf_ring_reg(int fd, uint16_t bgid, unsigned int entries,
+		    unsigned int flags, uint64_t addr)
+{
+	struct io_uring_buf_reg reg;
+
+	memset(&reg, 0, sizeof(reg));
+	reg.ring_addr = addr;
+	reg.ring_entries = entries;
+	reg.bgid = bgid;
+	reg.pad = (uint16_t)flags;
+	return t_register(fd, IORING_REGISTER_PBUF_RING, &reg, 1);
+}
+
+int t_pbuf_ring_unreg(int fd, uint16_t bgid, unsigned int flags)
+{
+	struct io_uring_buf_reg reg;
+
+	memset(&reg, 0, sizeof(reg));
+	reg.bgid = bgid;
+	reg.pad = (uint16_t)flags;
+	return t_register(fd, IORING_UNREGISTER_PBUF_RING, &reg, 1);
+}
+
 void t_buf_ring_publish(struct io_uring_buf_ring *br, unsigned int entries,
 			void *addr, uint32_t len, uint16_t bid)
 {

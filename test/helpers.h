@@ -179,6 +179,10 @@ void t_rerun_preloaded(const char *child_env, unsigned int ms);
  */
 int t_run_also_preloaded(const char *child_env, void (*checks)(void));
 
+/* IORING_(UN)REGISTER_PBUF_RING on ring fd: flags go in the reg's pad. */
+int t_pbuf_ring_reg(int fd, uint16_t bgid, unsigned int entries,
+		    unsigned int flags, uint64_t addr);
+int t_pbuf_ring_unreg(int fd, uint16_t bgid, unsigned int flags);
 /* Add a buffer at the tail of a provided-buffer ring of entries (2^n). */
 void t_buf_ring_publish(struct io_uring_buf_ring *br, unsigned int entries,
 			void *addr, uint32_t len, uint16_t bid);

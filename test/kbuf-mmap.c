@@ -17,29 +17,6 @@
 
 static char bufs[NGROUPS][64];
 
-static int reg_ring(struct t_ring *r, uint16_t bgid, unsigned int entries,
-		    unsigned int flags, uint64_t addr)
-{
-	struct io_uring_buf_reg reg;
-
-	memset(&reg, 0, sizeof(reg));
-	reg.ring_addr = addr;
-	reg.ring_entries = entries;
-	reg.bgid = bgid;
-	reg.pad = (uint16_t)flags;
-	return t_register(r->fd, IORING_REGISTER_PBUF_RING, &reg, 1);
-}
-
-static int unreg_ring(struct t_ring *r, uint16_t bgid, unsigned int flags)
-{
-	struct io_uring_buf_reg reg;
-
-	memset(&reg, 0, sizeof(reg));
-	reg.bgid = bgid;
-	reg.pad = (uint16_t)flags;
-	return t_register(r->fd, IORING_UNREGISTER_PBUF_RING, &reg, 1);
-}
-
 static struct io_uring_buf_ring *map_ring(struct t_ring *r, uint16_t bgid,
 					  size_t len)
 {
@@ -68,20 +45,23 @@ static void test_errors(void)
 
 	T_ASSERT_EQ(t_ring_init(&r, 4, NULL), 0);
 	/* Unknown flags; an unregistration takes none. */
-	T_ASSERT_EQ(reg_ring(&r, 1, 4, NW_PBUF_RING_MMAP | 8, 0), -EINVAL);
-	T_ASSERT_EQ(reg_ring(&r, 1, 3, NW_PBUF_RING_MMAP, 0), -EINVAL);
-	T_ASSERT_EQ(reg_ring(&r, 1, 65536, NW_PBUF_RING_MMAP, 0), -EINVAL);
-	T_ASSERT_EQ(reg_ring(&r, 1, 4, NW_PBUF_RING_MMAP, 0), 0);
-	T_ASSERT_EQ(reg_ring(&r, 1, 4, NW_PBUF_RING_MMAP, 0), -EEXIST);
-	T_ASSERT_EQ(unreg_ring(&r, 1, NW_PBUF_RING_MMAP), -EINVAL);
-	T_ASSERT_EQ(unreg_ring(&r, 1, 0), 0);
-	T_ASSERT_EQ(unreg_ring(&r, 1, 0), -ENOENT);
+	T_ASSERT_EQ(t_pbuf_ring_reg(r.fd, 1, 4, NW_PBUF_RING_MMAP | 8, 0),
+		    -EINVAL);
+	T_ASSERT_EQ(t_pbuf_ring_reg(r.fd, 1, 3, NW_PBUF_RING_MMAP, 0), -EINVAL);
+	T_ASSERT_EQ(t_pbuf_ring_reg(r.fd, 1, 65536, NW_PBUF_RING_MMAP, 0),
+		    -EINVAL);
+	T_ASSERT_EQ(t_pbuf_ring_reg(r.fd, 1, 4, NW_PBUF_RING_MMAP, 0), 0);
+	T_ASSERT_EQ(t_pbuf_ring_reg(r.fd, 1, 4, NW_PBUF_RING_MMAP, 0), -EEXIST);
+	T_ASSERT_EQ(t_pbuf_ring_unreg(r.fd, 1, NW_PBUF_RING_MMAP), -EINVAL);
+	T_ASSERT_EQ(t_pbuf_ring_unreg(r.fd, 1, 0), 0);
+	T_ASSERT_EQ(t_pbuf_ring_unreg(r.fd, 1, 0), -ENOENT);
 	/* ring_addr is not looked at with MMAP (6.18). */
-	T_ASSERT_EQ(reg_ring(&r, 2, 8, NW_PBUF_RING_MMAP, 0x1234), 0);
+	T_ASSERT_EQ(t_pbuf_ring_reg(r.fd, 2, 8, NW_PBUF_RING_MMAP, 0x1234), 0);
 	/* A bgid past what an offset can name still registers. */
-	T_ASSERT_EQ(reg_ring(&r, 4000, 32768, NW_PBUF_RING_MMAP, 0), 0);
-	T_ASSERT_EQ(unreg_ring(&r, 4000, 0), 0);
-	T_ASSERT_EQ(unreg_ring(&r, 2, 0), 0);
+	T_ASSERT_EQ(t_pbuf_ring_reg(r.fd, 4000, 32768, NW_PBUF_RING_MMAP, 0),
+		    0);
+	T_ASSERT_EQ(t_pbuf_ring_unreg(r.fd, 4000, 0), 0);
+	T_ASSERT_EQ(t_pbuf_ring_unreg(r.fd, 2, 0), 0);
 	t_ring_exit(&r);
 }
 
@@ -96,7 +76,7 @@ static void test_select(void)
 
 	T_ASSERT_EQ(pipe(p), 0);
 	T_ASSERT_EQ(t_ring_init(&r, 4, NULL), 0);
-	T_ASSERT_EQ(reg_ring(&r, 5, 1, NW_PBUF_RING_MMAP, 0), 0);
+	T_ASSERT_EQ(t_pbuf_ring_reg(r.fd, 5, 1, NW_PBUF_RING_MMAP, 0), 0);
 	br = map_ring(&r, 5, len);
 	T_ASSERT(all_zero(br, len));
 	t_read_select(&r, p[0], 5, -ENOBUFS);
@@ -107,8 +87,8 @@ static void test_select(void)
 	T_ASSERT(!memcmp(bufs[0], "Hello", 5));
 	t_read_select(&r, p[0], 5, -ENOBUFS);
 	/* Anew: fresh zeroed memory at the same offset. */
-	T_ASSERT_EQ(unreg_ring(&r, 5, 0), 0);
-	T_ASSERT_EQ(reg_ring(&r, 5, 1, NW_PBUF_RING_MMAP, 0), 0);
+	T_ASSERT_EQ(t_pbuf_ring_unreg(r.fd, 5, 0), 0);
+	T_ASSERT_EQ(t_pbuf_ring_reg(r.fd, 5, 1, NW_PBUF_RING_MMAP, 0), 0);
 	br2 = map_ring(&r, 5, len);
 	T_ASSERT(all_zero(br2, len));
 	t_buf_ring_publish(br2, 1, bufs[1], sizeof(bufs[1]), 3);
@@ -134,8 +114,8 @@ static void test_groups(void)
 	T_ASSERT_EQ(pipe(p), 0);
 	T_ASSERT_EQ(t_ring_init(&r, 4, NULL), 0);
 	for (int i = 0; i < NGROUPS; i++) {
-		T_ASSERT_EQ(reg_ring(&r, (uint16_t)(BGID0 + i), ENTRIES,
-				     NW_PBUF_RING_MMAP, 0),
+		T_ASSERT_EQ(t_pbuf_ring_reg(r.fd, (uint16_t)(BGID0 + i),
+					    ENTRIES, NW_PBUF_RING_MMAP, 0),
 			    0);
 		br[i] = map_ring(&r, (uint16_t)(BGID0 + i), len);
 		T_ASSERT(all_zero(br[i], len));
@@ -152,7 +132,8 @@ static void test_groups(void)
 		t_read_select(&r, p[0], (uint16_t)(BGID0 + i), -ENOBUFS);
 	}
 	for (int i = 0; i < NGROUPS; i++)
-		T_ASSERT_EQ(unreg_ring(&r, (uint16_t)(BGID0 + i), 0), 0);
+		T_ASSERT_EQ(t_pbuf_ring_unreg(r.fd, (uint16_t)(BGID0 + i), 0),
+			    0);
 	for (int i = 0; i < NGROUPS; i++) {
 		memset(br[i], 0x5a, len);
 		munmap(br[i], len);

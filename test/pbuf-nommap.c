@@ -56,28 +56,6 @@ static void ring_init(struct t_ring *r)
 	r->sqes = (struct io_uring_sqe *)sqes;
 }
 
-static int reg_ring(struct t_ring *r, uint16_t bgid, unsigned int entries,
-		    unsigned int flags, uint64_t addr)
-{
-	struct io_uring_buf_reg reg;
-
-	memset(&reg, 0, sizeof(reg));
-	reg.ring_addr = addr;
-	reg.ring_entries = entries;
-	reg.bgid = bgid;
-	reg.pad = (uint16_t)flags;
-	return t_register(r->fd, IORING_REGISTER_PBUF_RING, &reg, 1);
-}
-
-static int unreg_ring(struct t_ring *r, uint16_t bgid)
-{
-	struct io_uring_buf_reg reg;
-
-	memset(&reg, 0, sizeof(reg));
-	reg.bgid = bgid;
-	return t_register(r->fd, IORING_UNREGISTER_PBUF_RING, &reg, 1);
-}
-
 /* mmap of the ring fd at off: the mapping, or MAP_FAILED with errno. */
 static void *map_at(struct t_ring *r, uint64_t off, size_t len)
 {
@@ -111,7 +89,7 @@ static void test_select(struct t_ring *r)
 	int p[2];
 
 	T_ASSERT_EQ(pipe(p), 0);
-	T_ASSERT_EQ(reg_ring(r, BGID, 4, NW_PBUF_RING_MMAP, 0), 0);
+	T_ASSERT_EQ(t_pbuf_ring_reg(r->fd, BGID, 4, NW_PBUF_RING_MMAP, 0), 0);
 	br = map_at(r, pbuf_off(BGID), page_sz);
 	T_ASSERT(br != MAP_FAILED);
 	T_ASSERT_EQ(br->tail, 0);
@@ -137,14 +115,14 @@ static void test_select(struct t_ring *r)
 	t_read_select(r, p[0], BGID, -ENOBUFS);
 	munmap(br2, page_sz);
 	/* Gone with the group; a new one starts zeroed. */
-	T_ASSERT_EQ(unreg_ring(r, BGID), 0);
+	T_ASSERT_EQ(t_pbuf_ring_unreg(r->fd, BGID, 0), 0);
 	map_fails(r, pbuf_off(BGID), ENOMEM);
-	T_ASSERT_EQ(reg_ring(r, BGID, 4, NW_PBUF_RING_MMAP, 0), 0);
+	T_ASSERT_EQ(t_pbuf_ring_reg(r->fd, BGID, 4, NW_PBUF_RING_MMAP, 0), 0);
 	br2 = map_at(r, pbuf_off(BGID), page_sz);
 	T_ASSERT(br2 != MAP_FAILED);
 	T_ASSERT_EQ(br2->tail, 0);
 	T_ASSERT_EQ(br2->bufs[0].addr, 0);
-	T_ASSERT_EQ(unreg_ring(r, BGID), 0);
+	T_ASSERT_EQ(t_pbuf_ring_unreg(r->fd, BGID, 0), 0);
 	munmap(br2, page_sz);
 	munmap(br, page_sz);
 	close(p[0]);
@@ -166,11 +144,11 @@ static void test_refused(struct t_ring *r)
 	map_fails(r, IORING_OFF_SQES, 0);
 	/* No group, a legacy group, a ring in program memory. */
 	map_fails(r, pbuf_off(6), ENOMEM);
-	T_ASSERT_EQ(reg_ring(r, 7, 4, 0, (uintptr_t)mem[2]), 0);
+	T_ASSERT_EQ(t_pbuf_ring_reg(r->fd, 7, 4, 0, (uintptr_t)mem[2]), 0);
 	map_fails(r, pbuf_off(7), ENOMEM);
-	T_ASSERT_EQ(unreg_ring(r, 7), 0);
+	T_ASSERT_EQ(t_pbuf_ring_unreg(r->fd, 7, 0), 0);
 	/* A bgid the offset cannot name: bits past IORING_OFF_MMAP_MASK. */
-	T_ASSERT_EQ(reg_ring(r, 8, 512, NW_PBUF_RING_MMAP, 0), 0);
+	T_ASSERT_EQ(t_pbuf_ring_reg(r->fd, 8, 512, NW_PBUF_RING_MMAP, 0), 0);
 	map_fails(r, pbuf_off(8) | 1ULL << 32, ENOMEM);
 	/* Two pages of ring, one mapped. */
 	map_fails(r, pbuf_off(8), EFAULT);
@@ -182,7 +160,7 @@ static void test_refused(struct t_ring *r)
 	T_ASSERT(mmap(mem[3], 2 * page_sz, PROT_READ | PROT_WRITE, MAP_SHARED,
 		      r->fd, (off_t)pbuf_off(8)) == MAP_FAILED);
 	T_ASSERT_EQ(errno, EINVAL);
-	T_ASSERT_EQ(unreg_ring(r, 8), 0);
+	T_ASSERT_EQ(t_pbuf_ring_unreg(r->fd, 8, 0), 0);
 }
 
 /* Two groups' mappings stay apart. */
@@ -190,8 +168,8 @@ static void test_groups(struct t_ring *r)
 {
 	struct io_uring_buf_ring *a, *b;
 
-	T_ASSERT_EQ(reg_ring(r, 1, 256, NW_PBUF_RING_MMAP, 0), 0);
-	T_ASSERT_EQ(reg_ring(r, 2, 4, NW_PBUF_RING_MMAP, 0), 0);
+	T_ASSERT_EQ(t_pbuf_ring_reg(r->fd, 1, 256, NW_PBUF_RING_MMAP, 0), 0);
+	T_ASSERT_EQ(t_pbuf_ring_reg(r->fd, 2, 4, NW_PBUF_RING_MMAP, 0), 0);
 	a = map_at(r, pbuf_off(1), 256 * sizeof(struct io_uring_buf));
 	b = map_at(r, pbuf_off(2), page_sz);
 	T_ASSERT(a != MAP_FAILED && b != MAP_FAILED);
@@ -201,8 +179,8 @@ static void test_groups(struct t_ring *r)
 	T_ASSERT_EQ(b->bufs[0].addr, 0);
 	munmap(a, 256 * sizeof(struct io_uring_buf));
 	munmap(b, page_sz);
-	T_ASSERT_EQ(unreg_ring(r, 1), 0);
-	T_ASSERT_EQ(unreg_ring(r, 2), 0);
+	T_ASSERT_EQ(t_pbuf_ring_unreg(r->fd, 1, 0), 0);
+	T_ASSERT_EQ(t_pbuf_ring_unreg(r->fd, 2, 0), 0);
 }
 
 /* Run directly on the library: nothing maps the pages, so no such rings. */
@@ -211,7 +189,8 @@ static void test_direct(void)
 	struct t_ring r;
 
 	ring_init(&r);
-	T_ASSERT_EQ(reg_ring(&r, BGID, 4, NW_PBUF_RING_MMAP, 0), -EINVAL);
+	T_ASSERT_EQ(t_pbuf_ring_reg(r.fd, BGID, 4, NW_PBUF_RING_MMAP, 0),
+		    -EINVAL);
 	map_fails(&r, pbuf_off(BGID), 0);
 	map_fails(&r, IORING_OFF_SQ_RING, 0);
 	close(r.fd);
