@@ -62,6 +62,9 @@ struct nw_pressure {
 	bool busy;	     /* the verdict everyone reads */
 };
 
+#define RELAXED_LOAD(x)	    __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define RELAXED_STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+
 static struct nw_pressure local = {.stall_ewma = 1000, .busy = true};
 static struct nw_pressure *ps = &local;
 
@@ -124,24 +127,29 @@ static int loadavg_excess(void)
 static void fold(uint64_t pm, uint64_t window_ns)
 {
 	long v = (long)(pm > 1000 ? 1000 : pm);
+	long e = RELAXED_LOAD(ps->stall_ewma);
 	uint64_t w = window_ns >= NW_PRESSURE_DECAY_NS
 			     ? 1024
 			     : window_ns * 1024 / NW_PRESSURE_DECAY_NS;
 
-	if (v >= ps->stall_ewma)
-		ps->stall_ewma = v;
+	if (v >= e)
+		e = v;
 	else
-		ps->stall_ewma -=
-			(long)((uint64_t)(ps->stall_ewma - v) * w / 1024);
+		e -= (long)((uint64_t)(e - v) * w / 1024);
+	RELAXED_STORE(ps->stall_ewma, e);
 }
 
-/* One sample; the caller is the sampler in charge. */
+/*
+ * One sample; the caller is the sampler in charge. Its fields are read
+ * and written relaxed: a sampler stalled past the 1 s takeover may still
+ * be in here beside its replacement, which costs one odd sample at most.
+ */
 static void sample(uint64_t now, uint64_t last)
 {
 	long long total = -1;
 	bool verdict = true;
 
-	if (ps->source != SRC_LOADAVG)
+	if (RELAXED_LOAD(ps->source) != SRC_LOADAVG)
 		total = psi_some_total();
 	if (total >= 0) {
 		/*
@@ -149,17 +157,19 @@ static void sample(uint64_t now, uint64_t last)
 		 * share of the window during which some task waited for a
 		 * CPU: the counter is in microseconds, the clock in ns.
 		 */
-		if (ps->source == SRC_PSI && now > last) {
+		if (RELAXED_LOAD(ps->source) == SRC_PSI && now > last) {
 			uint64_t stalled =
-				((uint64_t)total - ps->stall_us) * 1000;
+				((uint64_t)total - RELAXED_LOAD(ps->stall_us)) *
+				1000;
 
 			fold(stalled * 1000 / (now - last), now - last);
-			verdict = ps->stall_ewma > NW_PRESSURE_BUSY_PERMILLE;
+			verdict = RELAXED_LOAD(ps->stall_ewma) >
+				  NW_PRESSURE_BUSY_PERMILLE;
 		}
-		ps->stall_us = (uint64_t)total;
-		ps->source = SRC_PSI;
+		RELAXED_STORE(ps->stall_us, (uint64_t)total);
+		RELAXED_STORE(ps->source, SRC_PSI);
 	} else {
-		ps->source = SRC_LOADAVG;
+		RELAXED_STORE(ps->source, SRC_LOADAVG);
 		verdict = loadavg_excess() > 0;
 	}
 	__atomic_store_n(&ps->busy, verdict, __ATOMIC_RELAXED);
@@ -188,8 +198,12 @@ bool nw_cpu_busy(uint64_t now_ns)
 
 	if (now_ns - last < NW_PRESSURE_INTERVAL_NS)
 		return nw_cpu_busy_cached();
-	/* Take charge; a sampler that died in charge is replaced after 1 s. */
-	if ((owner && now_ns - owner < 1000000000ULL) ||
+	/*
+	 * Take charge; a sampler that died in charge is replaced after 1 s.
+	 * The owner's clock may be ahead of ours (read after ours): a signed
+	 * difference, or we would take it for a dead one.
+	 */
+	if ((owner && (int64_t)(now_ns - owner) < 1000000000LL) ||
 	    !__atomic_compare_exchange_n(&ps->sampling, &owner, now_ns, false,
 					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return nw_cpu_busy_cached();
