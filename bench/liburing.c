@@ -11,6 +11,9 @@
  *              (preload/liburing.c), no trap
  *   trapped    the same child calling the library's own function (dlsym
  *              in liburing.so.2): its inline syscall, a SIGSYS trap each
+ *              (NOWAIT_PATCH=0)
+ *   patched    the same, NOWAIT_PATCH=1: the preload rewrites that
+ *              syscall site at its first trap (preload/patch.c)
  * The children report the preload's trap count per request
  * (nowait_preload_traps). Needs the system liburing (HAVE_LIBURING).
  */
@@ -151,7 +154,7 @@ int bench_liburing_child(const char *arg)
 }
 
 /* This program again under the preload, in child mode; its line. */
-static int lu_spawn(const struct bench_ctx *ctx, bool own,
+static int lu_spawn(const struct bench_ctx *ctx, bool own, const char *patch,
 		    struct lu_result *res)
 {
 	char so[PATH_MAX + 32], arg[64], buf[256] = {0};
@@ -171,6 +174,7 @@ static int lu_spawn(const struct bench_ctx *ctx, bool own,
 		dup2(pfd[1], STDOUT_FILENO);
 		setenv("LD_PRELOAD", so, 1);
 		setenv("NOWAIT_MODE", "user", 1);
+		setenv("NOWAIT_PATCH", patch, 1);
 		setenv(LU_CHILD_ENV, arg, 1);
 		execl("/proc/self/exe", "nowait-bench", (char *)NULL);
 		_exit(127);
@@ -216,9 +220,10 @@ static void lu_report(const struct bench_ctx *ctx, const char *engine,
 }
 
 /* The user-side engines, measured in interleaved rounds. */
-enum { LU_DIRECT, LU_PRELOAD, LU_TRAPPED, LU_NR };
+enum { LU_DIRECT, LU_PRELOAD, LU_TRAPPED, LU_PATCHED, LU_NR };
 
-static const char *const lu_names[LU_NR] = {"libnowait", "preload", "trapped"};
+static const char *const lu_names[LU_NR] = {"libnowait", "preload", "trapped",
+					    "patched"};
 
 /* One round of engine e: 0, or -errno. */
 static int lu_round(const struct bench_ctx *sub, int e, struct lu_result *res)
@@ -227,7 +232,7 @@ static int lu_round(const struct bench_ctx *sub, int e, struct lu_result *res)
 	if (e == LU_DIRECT)
 		return lu_direct(sub, res);
 #ifdef HAVE_LIBURING
-	return lu_spawn(sub, e == LU_TRAPPED, res);
+	return lu_spawn(sub, e >= LU_TRAPPED, e == LU_PATCHED ? "1" : "0", res);
 #else
 	return -ENOSYS;
 #endif
@@ -243,10 +248,12 @@ static int lu_nr_engines(const struct bench_ctx *ctx)
 	if (!LU_SANITIZED)
 		return LU_NR;
 	if (!ctx->json)
-		printf("  preload, trapped: skipped in a sanitizer build\n");
+		printf("  preload, trapped, patched: skipped in a sanitizer "
+		       "build\n");
 #else
 	if (!ctx->json)
-		printf("  preload, trapped: skipped, built without liburing\n");
+		printf("  preload, trapped, patched: skipped, built without "
+		       "liburing\n");
 #endif
 	return 1;
 }
@@ -328,7 +335,7 @@ static int lu_run(const struct bench_ctx *ctx)
 const struct bench_workload bench_liburing = {
 	.name = "liburing",
 	.desc = "liburing.so.2, one submit_and_wait per NOP: kernel, "
-		"libnowait, preload, trapped",
+		"libnowait, preload, trapped, patched",
 	.run = lu_run,
 	.params = NULL,
 };

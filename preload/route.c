@@ -65,6 +65,8 @@
 /* readiness.c: ring fds in poll, select and epoll. */
 void nw_readiness_fd_range_closing(unsigned int first, unsigned int last);
 bool nw_readiness_syscall(long nr, const long *a, long *res);
+/* patch.c: rewrite a trapped io_uring_enter site to call the engine. */
+void nw_patch_trapped(long nr, void *ctx);
 
 static long (*real_syscall)(long nr, ...);
 static int user_mode; /* 1: io_uring calls go to the engine */
@@ -437,6 +439,9 @@ static void on_sigsys(int sig, siginfo_t *si, void *ctx)
 	g[REG_RAX] = is_uring(si->si_syscall)
 			     ? uring_call(si->si_syscall, a, true)
 			     : -ENOSYS;
+	/* Its next runs need no trap where the site allows (patch.c). */
+	if (user_mode)
+		nw_patch_trapped(si->si_syscall, ctx);
 	errno = saved;
 }
 
