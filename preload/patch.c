@@ -63,6 +63,7 @@ static struct sigaction trap_old;	   /* the program's SIGTRAP action */
 static uint32_t xsave_size;		   /* bytes, a multiple of 64 */
 static uint32_t xsave_mask;		   /* XCR0 & XSTATE_MASK */
 static bool xsavec; /* XSAVEC: skips components at init */
+static bool xinuse; /* XGETBV 1: which components are in use */
 /* How the stub keeps the vector state (vec_init). */
 enum { SAVE_XMM, SAVE_YMM, SAVE_XSAVE };
 static int save_how;
@@ -421,6 +422,7 @@ static bool xsave_init(const char *how)
 	xsave_size = (end + 63) & ~63U;
 	__cpuid_count(0xd, 1, a, b, c, d);
 	xsavec = a & 2;
+	xinuse = a & 4; /* XGETBV with ECX=1 */
 	/*
 	 * Without AVX-512 state the 16 registers and MXCSR are moved to the
 	 * stack (about 30 ns, where an XSAVE and XRSTOR pair took 400 ns on
@@ -573,28 +575,16 @@ static void emit_mask(struct emit *e)
 	put32(e, 0);
 }
 
-/*
- * The vector state to (save) or from the area at rsp: xsave64, xsavec64 or
- * xrstor64 (%rsp); or (v)movdqu of each register to i*32(%rsp) and
- * stmxcsr/ldmxcsr 512(%rsp).
- */
-static void emit_vec(struct emit *e, bool save)
+/* (v)movdqu of the 16 registers to or from i*32(%rsp). */
+static void emit_regs(struct emit *e, bool ymm, bool save)
 {
-	static const uint8_t xs[][5] = {{0x48, 0x0f, 0xae, 0x24, 0x24},
-					{0x48, 0x0f, 0xc7, 0x24, 0x24},
-					{0x48, 0x0f, 0xae, 0x2c, 0x24}};
 	uint8_t op = save ? 0x7f : 0x6f, b[6];
 
-	if (save_how == SAVE_XSAVE) {
-		emit_mask(e);
-		put(e, xs[save ? (xsavec ? 1 : 0) : 2], 5);
-		return;
-	}
 	for (unsigned int i = 0; i < 16; i++) {
 		uint8_t mrm = (uint8_t)(0x84 | (i & 7) << 3);
 		int n = 0;
 
-		if (save_how == SAVE_YMM) { /* VEX.256.F3.0F 7f/6f */
+		if (ymm) { /* VEX.256.F3.0F 7f/6f */
 			b[n++] = 0xc5;
 			b[n++] = i < 8 ? 0xfe : 0x7e;
 		} else { /* F3 (REX.R) 0F 7f/6f */
@@ -609,8 +599,71 @@ static void emit_vec(struct emit *e, bool save)
 		put(e, b, (size_t)n);
 		put32(e, i * 32);
 	}
-	b[0] = 0x0f, b[1] = 0xae, b[2] = save ? 0x9c : 0x94, b[3] = 0x24;
-	put(e, b, 4);
+}
+
+/* jz/jmp rel32 over what follows: its offset is filled in by land. */
+static uint8_t *emit_jump(struct emit *e, bool jz)
+{
+	static const uint8_t jzop[] = {0x0f, 0x84}, jmpop = 0xe9;
+
+	if (jz)
+		put(e, jzop, 2);
+	else
+		put(e, &jmpop, 1);
+	put32(e, 0);
+	return e->p - 4;
+}
+
+static void land(const struct emit *e, uint8_t *rel)
+{
+	int32_t d = (int32_t)(e->p - (rel + 4));
+
+	memcpy(rel, &d, 4);
+}
+
+/*
+ * The vector state to (save) or from the area at rsp: xsave64, xsavec64
+ * or xrstor64 (%rsp); or the registers by moves, and MXCSR at 512(%rsp).
+ * With AVX, ymm only while their upper halves are in use (XGETBV 1's
+ * XINUSE bit 2, kept at 516(%rsp)): a 256-bit save and restore of clean
+ * halves leaves them dirty, and the program's SSE code after it slow.
+ */
+static void emit_vec(struct emit *e, bool save)
+{
+	static const uint8_t xs[][5] = {{0x48, 0x0f, 0xae, 0x24, 0x24},
+					{0x48, 0x0f, 0xc7, 0x24, 0x24},
+					{0x48, 0x0f, 0xae, 0x2c, 0x24}};
+	static const uint8_t inuse[] = {
+		0xb9, 0x01, 0x00, 0x00, 0x00, /* mov $1,%ecx */
+		0x0f, 0x01, 0xd0,	      /* xgetbv */
+		0x89, 0x84, 0x24, 0x04, 0x02,
+		0x00, 0x00, /* mov %eax,516(%rsp) */
+	};
+	static const uint8_t test[] = {
+		0xf6, 0x84, 0x24, 0x04,
+		0x02, 0x00, 0x00, 0x04}; /* testb $4,516(%rsp) */
+	uint8_t b[4] = {0x0f, 0xae, (uint8_t)(save ? 0x9c : 0x94), 0x24};
+	uint8_t *skip, *over;
+
+	if (save_how == SAVE_XSAVE) {
+		emit_mask(e);
+		put(e, xs[save ? (xsavec ? 1 : 0) : 2], 5);
+		return;
+	}
+	if (save_how == SAVE_YMM && xinuse) {
+		if (save)
+			put(e, inuse, sizeof(inuse));
+		put(e, test, sizeof(test));
+		skip = emit_jump(e, true);
+		emit_regs(e, true, save);
+		over = emit_jump(e, false);
+		land(e, skip);
+		emit_regs(e, false, save);
+		land(e, over);
+	} else {
+		emit_regs(e, save_how == SAVE_YMM, save);
+	}
+	put(e, b, 4); /* stmxcsr/ldmxcsr 512(%rsp) */
 	put32(e, 512);
 }
 

@@ -10,7 +10,8 @@
  * registers a `syscall` preserves (xmm0, xmm8, rdi, rsi, rdx, r10, r8, r9)
  * are preserved, and afterwards the preload's trap count
  * (nowait_preload_traps) no longer moves while nowait_preload_patched
- * counts the four sites; a forked child runs them too. A site outside the
+ * counts the four sites (five with AVX: one keeps ymm0's upper half
+ * live); a forked child runs them too. A site outside the
  * whitelist (its argument read from memory) traps at every call and
  * works; with NOWAIT_PATCH=0 nothing is rewritten and every call traps;
  * NOWAIT_PATCH=xsave and =sse run the stub's other two ways of keeping
@@ -146,6 +147,33 @@ SITE_FN static long site_regs(int fd, unsigned int n, unsigned int min,
 	return r;
 }
 
+/*
+ * The fio shape with ymm0's upper half in use (AVX): the stub must keep
+ * it. Returns the upper half's low quadword; *r the result.
+ */
+SITE_FN static long site_ymm(int fd, unsigned int n, long *r)
+{
+	register long r13 __asm__("r13") = n;
+	register long r10 __asm__("r10") = IORING_ENTER_GETEVENTS;
+	register long r8 __asm__("r8") = 0;
+	register long r9 __asm__("r9") = 0;
+	register long r14 __asm__("r14") = 0x5a5a5a5a12345678L;
+
+	__asm__ volatile("vmovq %%r14, %%xmm0\n\t"
+			 "vinsertf128 $1, %%xmm0, %%ymm0, %%ymm0\n\t"
+			 "movl $426, %%eax\n\t"
+			 "movl %%r13d, %%esi\n\t"
+			 "syscall\n\t"
+			 "vextractf128 $1, %%ymm0, %%xmm0\n\t"
+			 "vmovq %%xmm0, %%r14\n\t"
+			 "vzeroupper"
+			 : "=a"(*r), "+r"(r14)
+			 : "D"((long)fd), "r"(r13), "d"((long)n), "r"(r10),
+			   "r"(r8), "r"(r9)
+			 : "rsi", "rcx", "r11", "xmm0", "memory");
+	return r14;
+}
+
 typedef long (*site_fn)(int, unsigned int, unsigned int, unsigned int);
 
 static unsigned long (*trap_count)(void), (*patch_count)(void);
@@ -173,16 +201,10 @@ static void nops_via(struct t_ring *r, site_fn site, unsigned int n,
 	T_ASSERT_EQ(t_peek_cqe(r, &cqe), -EAGAIN);
 }
 
-/*
- * The register-preserving site, with an OPENAT: the engine copies the
- * path (string routines that use the vector registers). Its result and
- * every live register checked.
- */
-static void regs_via(struct t_ring *r, uint64_t ud)
+/* An OPENAT prepared in the next SQE (the engine copies its path). */
+static void prep_open(struct t_ring *r, uint64_t ud)
 {
 	struct io_uring_sqe *sqe = t_get_sqe(r);
-	struct io_uring_cqe cqe;
-	struct live l;
 
 	T_ASSERT(sqe != NULL);
 	sqe->opcode = IORING_OP_OPENAT;
@@ -191,6 +213,28 @@ static void regs_via(struct t_ring *r, uint64_t ud)
 	sqe->open_flags = O_RDONLY | O_CLOEXEC;
 	sqe->user_data = ud;
 	t_ring_flush(r);
+}
+
+static void reap_open(struct t_ring *r, uint64_t ud)
+{
+	struct io_uring_cqe cqe;
+
+	T_ASSERT_EQ(t_peek_cqe(r, &cqe), 0);
+	T_ASSERT_EQ(cqe.user_data, ud);
+	T_ASSERT_GE(cqe.res, 0);
+	close(cqe.res);
+}
+
+/*
+ * The register-preserving site, with an OPENAT: the engine copies the
+ * path (string routines that use the vector registers). Its result and
+ * every live register checked.
+ */
+static void regs_via(struct t_ring *r, uint64_t ud)
+{
+	struct live l;
+
+	prep_open(r, ud);
 	T_ASSERT_EQ(site_regs(r->fd, 1, 1, IORING_ENTER_GETEVENTS, &l), 1);
 	T_ASSERT_EQ(l.rdi, r->fd);
 	T_ASSERT_EQ(l.rsi, 1);
@@ -200,10 +244,31 @@ static void regs_via(struct t_ring *r, uint64_t ud)
 	T_ASSERT_EQ(l.r9, 0);
 	T_ASSERT_EQ(l.x0, 0x0123456789abcdefL);
 	T_ASSERT_EQ(l.x8, 0x7edcba9876543210L);
-	T_ASSERT_EQ(t_peek_cqe(r, &cqe), 0);
-	T_ASSERT_EQ(cqe.user_data, ud);
-	T_ASSERT_GE(cqe.res, 0);
-	close(cqe.res);
+	reap_open(r, ud);
+}
+
+/*
+ * NOWAIT_PATCH=sse keeps only the xmm halves: for machines without AVX,
+ * so the ymm site is left out of that run.
+ */
+static bool use_ymm(void)
+{
+	const char *p = getenv("NOWAIT_PATCH");
+
+	return __builtin_cpu_supports("avx") && !(p && !strcmp(p, "sse"));
+}
+
+/* With AVX: an OPENAT through site_ymm, ymm0's upper half kept. */
+static void ymm_via(struct t_ring *r, uint64_t ud)
+{
+	long ret;
+
+	if (!use_ymm())
+		return;
+	prep_open(r, ud);
+	T_ASSERT_EQ(site_ymm(r->fd, 1, &ret), 0x5a5a5a5a12345678L);
+	T_ASSERT_EQ(ret, 1);
+	reap_open(r, ud);
 }
 
 static const site_fn good_sites[] = {site_fio, site_two, site_pair};
@@ -223,6 +288,8 @@ static void *hammer(void *arg)
 		nops_via(&r, good_sites[(i + id) % 3], 1 + (i + id) % 4, ud);
 		if (i % 8 == id)
 			regs_via(&r, ud | 0xff);
+		if (i % 8 == id + 4)
+			ymm_via(&r, ud | 0xfe);
 	}
 	t_ring_exit(&r);
 	return NULL;
@@ -236,6 +303,7 @@ static unsigned long after_calls(struct t_ring *r, unsigned int n)
 	for (unsigned int i = 0; i < n; i++) {
 		nops_via(r, good_sites[i % 3], 1 + i % 3, (uint64_t)i << 4);
 		regs_via(r, 0xabc0000 + i);
+		ymm_via(r, 0xdef0000 + i);
 	}
 	return traps() - t0;
 }
@@ -260,7 +328,9 @@ static void forked(const unsigned long *child_traps)
 
 static void run_checks(bool counted, bool patching)
 {
-	unsigned long child_want, per_call = counted && !patching ? 2 : 0;
+	unsigned long avx = use_ymm() ? 1 : 0;
+	unsigned long sites = 4 + avx, child_want;
+	unsigned long per_call = counted && !patching ? 2 + avx : 0;
 	pthread_t th[THREADS];
 	struct t_ring r;
 	unsigned long t0;
@@ -275,14 +345,14 @@ static void run_checks(bool counted, bool patching)
 	after_calls(&r, 3);
 	T_ASSERT_EQ(after_calls(&r, AFTER), per_call * AFTER);
 	if (counted)
-		T_ASSERT_EQ(patch_count(), patching ? 4 : 0);
+		T_ASSERT_EQ(patch_count(), patching ? sites : 0);
 	/* Outside the whitelist: one trap per call, and the right result. */
 	t0 = traps();
 	for (unsigned int i = 0; i < 50; i++)
 		nops_via(&r, site_mem, 1 + i % 4, (uint64_t)i << 8);
 	T_ASSERT_EQ(traps() - t0, counted ? 50 : 0);
 	if (counted)
-		T_ASSERT_EQ(patch_count(), patching ? 4 : 0);
+		T_ASSERT_EQ(patch_count(), patching ? sites : 0);
 	child_want = per_call * 20;
 	forked(&child_want);
 	t_ring_exit(&r);
