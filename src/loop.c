@@ -9,6 +9,7 @@
  * nw_loop_wait_user).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
@@ -84,6 +85,36 @@ void nw_loop_del(struct nw_loop *loop, int fd)
 	epoll_ctl(loop->epfd, EPOLL_CTL_DEL, fd, NULL);
 }
 
+/*
+ * epoll_pwait2 takes a timespec and a mask, atomically (5.11+). Where it
+ * is missing (an older kernel, valgrind), epoll_pwait with the timeout in
+ * milliseconds, rounded up so that a deadline is never reported early.
+ */
+static int ep_pwait(int epfd, struct epoll_event *ev, int max,
+		    const struct timespec *timeout, const sigset_t *sig)
+{
+	static bool no_pwait2;
+	long long ms;
+	int n;
+
+	if (!__atomic_load_n(&no_pwait2, __ATOMIC_RELAXED)) {
+		n = (int)syscall(SYS_epoll_pwait2, epfd, ev, max, timeout, sig,
+				 (size_t)(_NSIG / 8));
+		if (n >= 0 || errno != ENOSYS)
+			return n;
+		__atomic_store_n(&no_pwait2, true, __ATOMIC_RELAXED);
+	}
+	ms = -1;
+	if (timeout) {
+		ms = timeout->tv_sec * 1000LL +
+		     (timeout->tv_nsec + 999999) / 1000000;
+		if (ms > INT_MAX)
+			ms = INT_MAX;
+	}
+	return (int)syscall(SYS_epoll_pwait, epfd, ev, max, (int)ms, sig,
+			    (size_t)(_NSIG / 8));
+}
+
 int nw_loop_wait(struct nw_loop *loop, struct nw_loop_event *out, int max,
 		 const struct timespec *timeout, const sigset_t *sig)
 {
@@ -92,9 +123,7 @@ int nw_loop_wait(struct nw_loop *loop, struct nw_loop_event *out, int max,
 
 	if (max > 64)
 		max = 64;
-	/* epoll_pwait2 takes a timespec and a mask, atomically (5.11+). */
-	n = (int)syscall(SYS_epoll_pwait2, loop->epfd, ev, max, timeout, sig,
-			 (size_t)(_NSIG / 8));
+	n = ep_pwait(loop->epfd, ev, max, timeout, sig);
 	if (n < 0)
 		return -errno;
 	for (i = 0; i < n; i++) {
