@@ -97,10 +97,12 @@ static struct nw_ring *foreign_own(struct nw_ring *ring, bool submits)
  * The submit part of an enter that may go on to wait: a signal that
  * arrives meanwhile must stay pending for the wait (-EINTR), as in the
  * kernel, not run its handler unseen. Signals are held from the first
- * request not finished inline (nw_sighold_take in nw_submit_sqes), or from
- * the start when the wait cannot be satisfied by the submit's own CQEs;
- * the wait finds them held (nw_wait) and enter_wait lets them go. A
- * batch of inline NOPs that satisfies the wait costs no system call.
+ * request that could let one run while the wait may still sleep
+ * (sighold_before in submit.c), or from the start when the wait cannot be
+ * satisfied by the submit's own CQEs; the wait finds them held (nw_wait)
+ * and nw_enter lets them go. A batch of inline NOPs that satisfies the
+ * wait costs no system call, nor does an echo server's SEND that posts
+ * the one CQE its wait asks for.
  */
 static __thread struct nw_sighold enter_hold
 	__attribute__((tls_model("initial-exec")));
@@ -111,7 +113,9 @@ static int submit_for_wait(struct nw_ring *ring, unsigned int to_submit,
 	if (likely(!(flags & IORING_ENTER_GETEVENTS) || !min_complete ||
 		   nw_sighold_cur))
 		return submit(ring, to_submit);
-	enter_hold.held = false;
+	enter_hold.held = enter_hold.looked = false;
+	enter_hold.cq_need = min_complete < ring->cq_entries ? min_complete
+							     : ring->cq_entries;
 	nw_sighold_cur = &enter_hold;
 	if ((unsigned long long)nw_cq_ready(ring) + to_submit < min_complete)
 		nw_sighold_block(&enter_hold);

@@ -35,24 +35,20 @@ void nw_sigfill_async(sigset_t *set);
 /*
  * The signals of an enter(GETEVENTS) held from its submit part on (the
  * kernel leaves a signal that arrives then pending for the wait, which
- * says -EINTR). enter keeps one on its stack and points nw_sighold_cur at
- * it; the submit path calls nw_sighold_take before its first request that
- * is not finished inline, nw_wait uses what was saved, and enter restores.
+ * says -EINTR). enter keeps one on its thread and points nw_sighold_cur
+ * at it; the submit path holds them before a request or a harvest that
+ * could let one run unseen while the wait may still sleep (submit.c's
+ * sighold_before), nw_wait uses what was saved, and enter restores.
  */
 struct nw_sighold {
 	bool held;
-	sigset_t old; /* the thread's mask before, when held */
+	bool looked;	      /* the submit part harvested (submit_end) */
+	unsigned int cq_need; /* CQEs that end the wait (min_complete) */
+	sigset_t old;	      /* the thread's mask before, when held */
 };
 extern __thread struct nw_sighold *nw_sighold_cur
 	__attribute__((tls_model("initial-exec")));
 void nw_sighold_block(struct nw_sighold *sh);
-static inline void nw_sighold_take(void)
-{
-	struct nw_sighold *sh = nw_sighold_cur;
-
-	if (__builtin_expect(sh && !sh->held, 0))
-		nw_sighold_block(sh);
-}
 void nw_sighold_release(struct nw_sighold *sh);
 
 /* Read user memory that the kernel would copy_from_user: -EFAULT, not a

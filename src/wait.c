@@ -176,12 +176,14 @@ static void run_task_work(struct nw_ring *ring)
  * an edge-triggered event whose data went before the harvest is dropped
  * by epoll: so look (a zero timeout, as the driver) while something is
  * parked. liburing 2.15's multicqes_drain (write, get_events, read) hung.
+ * Not again when this enter's submit part just looked (submit_end), after
+ * everything the program did before it.
  */
 static void defer_look(struct nw_ring *ring)
 {
 	static const struct timespec zero;
 
-	if (!ring->lockless_cq ||
+	if (!ring->lockless_cq || (nw_sighold_cur && nw_sighold_cur->looked) ||
 	    !__atomic_load_n(&ring->nr_parked, __ATOMIC_RELAXED) ||
 	    !nw_loop_ready(&ring->loop) ||
 	    __atomic_exchange_n(&ring->driver, 1, __ATOMIC_ACQUIRE))

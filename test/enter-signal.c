@@ -9,12 +9,14 @@
  * the handler unseen and go on waiting. The wait has no timeout: a lost
  * signal hangs it and the watchdog fails the test. The WRITE is
  * CQE_SKIP_SUCCESS, so the CQ stays empty. Also with a READ that parks in
- * the same batch, and on SINGLE_ISSUER|DEFER_TASKRUN.
+ * the same batch, and on SINGLE_ISSUER|DEFER_TASKRUN; and with sockets
+ * (run_sock).
  * Semantics: io_uring.c io_cqring_wait (kernel-semantics.md 4).
  */
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include "helpers.h"
 
@@ -76,6 +78,62 @@ static void run(unsigned int setup_flags, bool with_read)
 	close(other[1]);
 }
 
+/*
+ * SENDs and RECVs, which the engine issues without holding the signals
+ * when their own CQE would end the wait: a SEND into a socket whose peer
+ * is O_ASYNC (owner: this thread) queues SIGIO as it moves the data.
+ * need 1, RECV (parks) then SEND: the SEND's CQE ends the wait, which
+ * returns 2 with the handler run once. need 2, SEND then RECV: the wait
+ * sleeps for the RECV, so the SIGIO of the SEND must end it (-EINTR,
+ * enter says 2). need 1, RECV then a CQE_SKIP_SUCCESS SEND: no CQE, so
+ * the same. A lost SIGIO hangs the wait and the watchdog fails the test.
+ */
+static void run_sock(unsigned int setup_flags, unsigned int need, bool skip)
+{
+	struct io_uring_params p = {.flags = setup_flags};
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe cqe;
+	struct t_ring r;
+	char buf[8], rbuf[8];
+	int tx[2], rx[2], ret;
+	bool recv_first = need == 1;
+
+	T_ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, tx), 0);
+	T_ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, rx), 0);
+	async_owner(tx[1]);
+	T_ASSERT_EQ(t_ring_init(&r, 8, &p), 0);
+	if (recv_first)
+		t_prep_rw(t_get_sqe(&r), IORING_OP_RECV, rx[0], rbuf,
+			  sizeof(rbuf), 0, 2);
+	sqe = t_get_sqe(&r);
+	t_prep_rw(sqe, IORING_OP_SEND, tx[0], "x", 1, 0, 1);
+	if (skip)
+		sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
+	if (!recv_first)
+		t_prep_rw(t_get_sqe(&r), IORING_OP_RECV, rx[0], rbuf,
+			  sizeof(rbuf), 0, 2);
+	hits = 0;
+	ret = t_enter(r.fd, t_ring_flush(&r), need, IORING_ENTER_GETEVENTS,
+		      NULL, 0);
+	T_ASSERT_EQ(ret, 2);
+	T_ASSERT_EQ(hits, 1);
+	if (skip) {
+		T_ASSERT_EQ(t_peek_cqe(&r, &cqe), -EAGAIN);
+	} else {
+		T_ASSERT_EQ(t_peek_cqe(&r, &cqe), 0);
+		T_ASSERT_EQ(cqe.user_data, 1);
+		T_ASSERT_EQ(cqe.res, 1);
+	}
+	T_ASSERT_EQ(read(tx[1], buf, sizeof(buf)), 1);
+	T_ASSERT_EQ(write(rx[1], "ab", 2), 2);
+	t_expect_cqe(&r, 2, 2);
+	t_ring_exit(&r);
+	close(tx[0]);
+	close(tx[1]);
+	close(rx[0]);
+	close(rx[1]);
+}
+
 int main(void)
 {
 #if defined(__SANITIZE_THREAD__)
@@ -95,5 +153,14 @@ int main(void)
 	run(0, true);
 	run(IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN, false);
 	run(IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN, true);
+	for (unsigned int f = 0; f < 2; f++) {
+		unsigned int flags = f ? IORING_SETUP_SINGLE_ISSUER |
+						     IORING_SETUP_DEFER_TASKRUN
+				       : 0;
+
+		run_sock(flags, 1, false);
+		run_sock(flags, 2, false);
+		run_sock(flags, 1, true);
+	}
 	return T_EXIT_PASS;
 }
