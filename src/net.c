@@ -425,14 +425,16 @@ static ssize_t sr_call(struct nw_req *req, struct nw_sr *sr, int flags,
  * IORING_CQE_F_SOCK_NONEMPTY: the kernel reports data left queued on a
  * stream socket (msg_inq). Asked only when the receive filled the buffer;
  * a short one emptied the queue. An empty queue also tells the readiness
- * machinery that the next receive need not be tried before an edge.
+ * machinery that the next receive need not be tried before an edge. The
+ * type is known (fdcache) before the ioctl: a datagram that filled the
+ * buffer costs none.
  */
 static void sr_nonempty(struct nw_req *req, struct nw_sr *sr)
 {
 	int inq = 0;
 
-	if (ioctl(req->fd, FIONREAD, &inq) || !nw_sr_stream(req, sr) ||
-	    sr->sock_type != SOCK_STREAM)
+	if (!nw_sr_stream(req, sr) || sr->sock_type != SOCK_STREAM ||
+	    ioctl(req->fd, FIONREAD, &inq))
 		return;
 	if (inq > 0)
 		req->cflags |= IORING_CQE_F_SOCK_NONEMPTY;

@@ -374,7 +374,7 @@ static void test_sendto(void)
 	close(b);
 }
 
-/* IORING_CQE_F_SOCK_NONEMPTY: data left behind a RECV on a stream. */
+/* IORING_CQE_F_SOCK_NONEMPTY: data left behind a RECV on a stream only. */
 static void test_nonempty(void)
 {
 	int kinds2[] = {SOCK_STREAM, KIND_TCP};
@@ -393,6 +393,26 @@ static void test_nonempty(void)
 		T_ASSERT_EQ(fl & IORING_CQE_F_SOCK_NONEMPTY,
 			    IORING_CQE_F_SOCK_NONEMPTY);
 		fl = run1(&r, prep(&r, IORING_OP_RECV, s[0], buf, 4, 2), 4);
+		T_ASSERT_EQ(fl & IORING_CQE_F_SOCK_NONEMPTY, 0);
+		t_ring_exit(&r);
+		close(s[0]);
+		close(s[1]);
+	}
+	/* Datagrams: none, even with another queued behind a full buffer. */
+	for (unsigned int k = 0; k < 2; k++) {
+		struct t_ring r;
+		unsigned int fl;
+		char buf[16];
+		int s[2];
+
+		make_pair(k ? SOCK_SEQPACKET : SOCK_DGRAM, s);
+		T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
+		T_ASSERT_EQ(write(s[1], "1234", 4), 4);
+		T_ASSERT_EQ(write(s[1], "5678", 4), 4);
+		fl = run1(&r, prep(&r, IORING_OP_RECV, s[0], buf, 4, 1), 4);
+		T_ASSERT_EQ(fl & IORING_CQE_F_SOCK_NONEMPTY, 0);
+		fl = run1(&r, prep(&r, IORING_OP_RECV, s[0], buf, 4, 2), 4);
+		T_ASSERT_EQ(memcmp(buf, "5678", 4), 0);
 		T_ASSERT_EQ(fl & IORING_CQE_F_SOCK_NONEMPTY, 0);
 		t_ring_exit(&r);
 		close(s[0]);
