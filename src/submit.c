@@ -9,7 +9,6 @@
  */
 #include <errno.h>
 #include <string.h>
-#include <sys/socket.h>
 #include "internal.h"
 #include "complete.h"
 #include "submit.h"
@@ -559,41 +558,18 @@ static const struct io_uring_sqe *next_sqe(struct nw_ring *ring)
 }
 
 /*
- * A plain SEND or RECV (no SQE flag, no RECVSEND flag, no MSG_WAITALL, no
- * personality, outside a chain and a drain) on a ring that issues inline:
- * when its call moves data it posts its CQE at once; when it moves none
- * (EAGAIN, or skipped as known idle) it parks having made no call that can
- * raise a signal (a SIGIO or SIGURG comes with data moved, SIGPIPE never
- * with MSG_NOSIGNAL). Whatever it lets run, its own CQE comes with.
- */
-static bool sqe_signal_tame(const struct nw_ring *ring,
-			    const struct io_uring_sqe *sqe)
-{
-	/* opcode, flags and ioprio (RECVSEND flags) in one load */
-	uint32_t word = READ_ONCE(*(const uint32_t *)sqe);
-	unsigned int op = word & 0xff;
-
-	if ((word & 0xffffff00) ||
-	    (op != IORING_OP_SEND && op != IORING_OP_RECV) ||
-	    (READ_ONCE(sqe->msg_flags) & MSG_WAITALL) ||
-	    READ_ONCE(sqe->personality))
-		return false;
-	return !ring->link_head && !ring->drain_active && !ring->punt_all;
-}
-
-/*
- * Before a request (sqe) or a harvest (NULL) of an enter(GETEVENTS) whose
+ * Before a request or a harvest of an enter(GETEVENTS) whose
  * signals are not held yet: a signal handler that runs from here on goes
  * unseen, which matters only if the wait then sleeps, where the kernel
  * says -EINTR. So hold them now unless the wait cannot sleep: the CQEs
- * posted so far (the ring's, the batch's) reach its min_complete, or they
- * fall short by one and the request is tame (sqe_signal_tame: a handler
- * it lets run comes with the CQE that ends the wait). The CQ only fills
- * during the enter (the program reaps between enters), so a wait found
- * satisfied here stays so.
+ * posted so far (the ring's, the batch's) reach its min_complete. The CQ
+ * only fills during the enter (the program reaps between enters), so a
+ * wait found satisfied here stays so. Any request may park instead of
+ * posting (a SEND into a full socket, a RECV of an empty one), and a
+ * signal from elsewhere is delivered as its call returns: so a request
+ * whose own CQE would end the wait does not excuse the hold.
  */
-static inline void sighold_before(struct nw_ring *ring,
-				  const struct io_uring_sqe *sqe)
+static inline void sighold_before(struct nw_ring *ring)
 {
 	struct nw_sighold *sh = nw_sighold_cur;
 	unsigned int have;
@@ -603,8 +579,6 @@ static inline void sighold_before(struct nw_ring *ring,
 	have = ring->cached_cq_tail - load_acquire(ring->cq_head) +
 	       ring->nr_batch;
 	if (have >= sh->cq_need)
-		return;
-	if (sqe && have + 1 == sh->cq_need && sqe_signal_tame(ring, sqe))
 		return;
 	nw_sighold_block(sh);
 }
@@ -634,7 +608,7 @@ static void submit_end(struct nw_ring *ring, unsigned int parks_before)
 	if (unlikely(nw_parks != parks_before)) {
 		static const struct timespec zero;
 
-		sighold_before(ring, NULL); /* it may reissue anything parked */
+		sighold_before(ring); /* it may reissue anything parked */
 		nw_reactor_run(ring, &zero, NULL, NW_RUN_SUBMIT);
 		if (nw_sighold_cur) /* the wait's own look is not needed */
 			nw_sighold_cur->looked = true;
@@ -676,7 +650,7 @@ int nw_submit_sqes(struct nw_ring *ring, unsigned int nr)
 		if (likely(stop == 0))
 			continue;
 		if (stop < 0) {
-			sighold_before(ring, sqe); /* may not finish inline */
+			sighold_before(ring); /* may not finish inline */
 			req = nw_req_alloc(ring);
 			if (unlikely(!req)) {
 				ring->cached_sq_head--; /* not consumed */

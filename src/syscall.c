@@ -101,8 +101,7 @@ static struct nw_ring *foreign_own(struct nw_ring *ring, bool submits)
  * (sighold_before in submit.c), or from the start when the wait cannot be
  * satisfied by the submit's own CQEs; the wait finds them held (nw_wait)
  * and nw_enter lets them go. A batch of inline NOPs that satisfies the
- * wait costs no system call, nor does an echo server's SEND that posts
- * the one CQE its wait asks for.
+ * wait costs no system call.
  */
 static __thread struct nw_sighold enter_hold
 	__attribute__((tls_model("initial-exec")));

@@ -79,9 +79,8 @@ static void run(unsigned int setup_flags, bool with_read)
 }
 
 /*
- * SENDs and RECVs, which the engine issues without holding the signals
- * when their own CQE would end the wait: a SEND into a socket whose peer
- * is O_ASYNC (owner: this thread) queues SIGIO as it moves the data.
+ * SENDs and RECVs: a SEND into a socket whose peer is O_ASYNC (owner:
+ * this thread) queues SIGIO as it moves the data.
  * need 1, RECV (parks) then SEND: the SEND's CQE ends the wait, which
  * returns 2 with the handler run once. need 2, SEND then RECV: the wait
  * sleeps for the RECV, so the SIGIO of the SEND must end it (-EINTR,
