@@ -239,6 +239,7 @@ struct nw_ring {
 	uint64_t restrict_reg_ops;    /* bit per register opcode */
 	uint64_t restrict_sqe_ops[4]; /* bit per SQE opcode */
 	struct nw_sqd *sqd; /* SQPOLL: the poller serving it (sqpoll.c) */
+	bool sqd_detached;  /* let go of: the poller serves it no more */
 
 	/* The engine's own mappings of the rings and SQEs (ringmem.c). */
 	void *rings_map, *sqe_map;

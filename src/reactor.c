@@ -235,7 +235,9 @@ static bool reactor_drain(struct nw_ring *ring)
  */
 static void reactor_teardown(struct nw_ring *ring)
 {
-	if (ring->sqd || !reactor_drain(ring) ||
+	if ((ring->sqd &&
+	     !__atomic_load_n(&ring->sqd_detached, __ATOMIC_ACQUIRE)) ||
+	    !reactor_drain(ring) ||
 	    __atomic_load_n(&ring->waiters, __ATOMIC_SEQ_CST) ||
 	    __atomic_load_n(&ring->drivers_wanted, __ATOMIC_SEQ_CST) ||
 	    __atomic_load_n(&ring->ring_pollers, __ATOMIC_SEQ_CST) ||

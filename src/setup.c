@@ -167,6 +167,7 @@ static void ring_release(struct nw_ring *ring)
 	free(ring->tmo_heap);
 	ring->tmo_heap = NULL;
 	nw_ringmem_destroy(ring);
+	nw_sqpoll_release(ring);
 	if (!ring->stats) /* the exit report keeps it */
 		ring_bury(ring);
 }
@@ -267,8 +268,16 @@ static int setup_publish(struct nw_ring *ring, int fd, unsigned int flags)
 static bool reap_one(struct nw_ring *ring)
 {
 	/* A forked child's copy shares the CQ with its parent's: not ours. */
-	if (ring->sqd || ring->owner_pid != nw_getpid() ||
+	if (ring->owner_pid != nw_getpid() ||
 	    __atomic_load_n(&ring->dead, __ATOMIC_ACQUIRE))
+		return false;
+	/* SQPOLL: let go of, it leaves its poller first (sqpoll.c). */
+	if (ring->sqd &&
+	    !__atomic_load_n(&ring->sqd_detached, __ATOMIC_ACQUIRE) &&
+	    (nw_ring_referenced(ring) ||
+	     __atomic_load_n(&ring->waiters, __ATOMIC_SEQ_CST) ||
+	     __atomic_load_n(&ring->ring_pollers, __ATOMIC_SEQ_CST) ||
+	     !nw_sqpoll_detach(ring)))
 		return false;
 	/* Its reactor thread looks itself, and may be tearing it down. */
 	if (__atomic_load_n(&ring->bg_running, __ATOMIC_ACQUIRE)) {

@@ -77,6 +77,7 @@ struct nw_sqd {
 	int sq_waiters;		 /* threads in SQ_WAIT (atomic) */
 	bool stop;		 /* under lock: exit now */
 	bool exited;		 /* the poller is gone (atomic) */
+	int refs;		 /* the poller's, one per ring naming it */
 	pthread_t thread;
 };
 
@@ -152,6 +153,16 @@ static void sqd_park(struct nw_sqd *sqd)
 	__atomic_sub_fetch(&sqd->park_pending, 1, __ATOMIC_SEQ_CST);
 }
 
+/* The last of the poller and its rings frees the sqd. */
+static void sqd_put(struct nw_sqd *sqd)
+{
+	if (__atomic_sub_fetch(&sqd->refs, 1, __ATOMIC_ACQ_REL))
+		return;
+	pthread_mutex_destroy(&sqd->lock);
+	free(sqd->ents);
+	free(sqd);
+}
+
 static void sqd_update_idle(struct nw_sqd *sqd)
 {
 	unsigned int ms = 0;
@@ -180,6 +191,7 @@ static int sqd_add(struct nw_sqd *sqd, struct nw_ring *ring,
 	sqd->nr++;
 	sqd_update_idle(sqd);
 	ring->sqd = sqd;
+	__atomic_add_fetch(&sqd->refs, 1, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -354,8 +366,12 @@ static void *sqd_main(void *arg)
 	/* Like the kernel's, a new poller with nothing queued sleeps at once */
 	idle_end = 0;
 	while (!sqd->stop && sqd->nr) {
-		if (__atomic_load_n(&sqd->park_pending, __ATOMIC_SEQ_CST))
+		if (__atomic_load_n(&sqd->park_pending, __ATOMIC_SEQ_CST)) {
+			/* A parker may have taken the last ring (and with it
+			 * the memory of the wake word): look again. */
 			sqd_yield(sqd);
+			continue;
+		}
 		if (sqd_run(sqd)) {
 			idle_end = now_ns() + sqd->idle_ns;
 			continue;
@@ -373,6 +389,7 @@ static void *sqd_main(void *arg)
 	}
 	__atomic_store_n(&sqd->exited, true, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&sqd->lock);
+	sqd_put(sqd);
 	return NULL;
 }
 
@@ -421,6 +438,7 @@ static int sqd_start(struct nw_ring *ring, const struct io_uring_params *p,
 	if (!sqd)
 		return -ENOMEM;
 	pthread_mutex_init(&sqd->lock, NULL);
+	sqd->refs = 1; /* the poller's */
 	sqd->wake_word =
 		(unsigned int *)((char *)ring->rings_map + NW_SQ_OFF_WAKE);
 	sqd->pid = cur_pid();
@@ -435,6 +453,7 @@ static int sqd_start(struct nw_ring *ring, const struct io_uring_params *p,
 		ret = sqd_add(sqd, ring, idle_ms);
 	if (ret) {
 		sqd->stop = true;
+		sqd->refs++; /* the poller's put leaves it to us */
 		pthread_mutex_unlock(&sqd->lock);
 		pthread_join(sqd->thread, NULL);
 		goto err_free;
@@ -519,6 +538,49 @@ void nw_sqpoll_cancel_create(struct nw_ring *ring)
 	pthread_mutex_unlock(&sqd->lock);
 	sqd_wake(sqd);
 	ring->sqd = NULL;
+	sqd_put(sqd);
+}
+
+bool nw_sqpoll_detach(struct nw_ring *ring)
+{
+	struct nw_sqd *sqd = ring->sqd;
+	unsigned int *word;
+	bool owner, ok = true;
+
+	if (!sqd || __atomic_load_n(&ring->sqd_detached, __ATOMIC_ACQUIRE))
+		return true;
+	if (sqd->pid != cur_pid())
+		return false;
+	word = (unsigned int *)((char *)ring->rings_map + NW_SQ_OFF_WAKE);
+	owner = sqd->wake_word == word;
+	sqd_park(sqd);
+	for (unsigned int i = 0; i < sqd->nr; i++) {
+		if (sqd->ents[i].ring != ring)
+			continue;
+		if (owner && sqd->nr > 1)
+			ok = false; /* the others still sleep on its word */
+		else
+			sqd_del(sqd, i);
+		break;
+	}
+	if (owner && sqd->nr)
+		ok = false;
+	pthread_mutex_unlock(&sqd->lock);
+	/* Before the ring's memory goes: the word may be in it. */
+	sqd_wake(sqd);
+	if (ok)
+		__atomic_store_n(&ring->sqd_detached, true, __ATOMIC_RELEASE);
+	return ok;
+}
+
+void nw_sqpoll_release(struct nw_ring *ring)
+{
+	struct nw_sqd *sqd = ring->sqd;
+
+	if (!sqd)
+		return;
+	ring->sqd = NULL;
+	sqd_put(sqd);
 }
 
 /* ---- io_uring_enter on an SQPOLL ring ---- */

@@ -32,6 +32,15 @@ void nw_sqpoll_cancel_create(struct nw_ring *ring);
 long nw_sqpoll_enter(struct nw_ring *ring, unsigned int to_submit,
 		     unsigned int min_complete, unsigned int flags,
 		     const void *arg, size_t argsz);
+/*
+ * A ring the program let go of leaves its poller, which serves it no more
+ * (the kernel's io_sq_thread_finish at ring exit), so that it can be torn
+ * down as any other. False when it must stay: its memory holds the wake
+ * word of a poller other rings still share, or the poller is a parent's.
+ */
+bool nw_sqpoll_detach(struct nw_ring *ring);
+/* The ring's release: it no longer names its poller. */
+void nw_sqpoll_release(struct nw_ring *ring);
 /* Wake the ring's poller if it sleeps (IORING_REGISTER_ENABLE_RINGS). */
 void nw_sqpoll_wake(struct nw_ring *ring);
 
