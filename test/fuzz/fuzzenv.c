@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <signal.h>
 #include <unistd.h>
+#include <linux/futex.h>
 #include <netinet/in.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -17,10 +20,23 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/wait.h>
+#include "nowait-abi.h"
 #include "fuzzenv.h"
 
+#ifndef FUTEX2_SIZE_U32
+#define FUTEX2_SIZE_U32 0x02
+#endif
+#ifndef FUTEX2_PRIVATE
+#define FUTEX2_PRIVATE 128
+#endif
+
+int fz_wide;
+
 static uint8_t *arena;
+static uint8_t *arena_pattern; /* what the arena holds past the input */
 static char scratch[64];
 static int fd_limit; /* fds below it that the SQEs made are swept */
 static uint8_t preexisting[1024];
@@ -45,6 +61,11 @@ void fz_init(void)
 		abort();
 	/* The page after the arena is unmapped: "bad" addresses land there. */
 	munmap(arena + FZ_ARENA, 4096);
+	arena_pattern = malloc(FZ_ARENA);
+	if (!arena_pattern)
+		abort();
+	for (size_t i = 0; i < FZ_ARENA; i++)
+		arena_pattern[i] = (uint8_t)(i * 37 + 11);
 	snprintf(scratch, sizeof(scratch), "/tmp/nowait-fuzz.%d", getpid());
 	mkdir(scratch, 0700);
 	if (chdir(scratch))
@@ -109,14 +130,17 @@ static void tcp_trio(struct fz_env *e)
 
 void fz_env_open(struct fz_env *e, const uint8_t *data, size_t size)
 {
-	static const char content[] = "0123456789abcdef";
+	static char content[4096];
+	size_t n = size < FZ_ARENA ? size : FZ_ARENA;
 	int p[2], s[2], f;
 
 	snapshot_fds();
 	e->arena = arena;
-	for (size_t i = 0; i < FZ_ARENA; i++)
-		arena[i] = (uint8_t)(i * 37 + 11);
-	memcpy(arena, data, size < FZ_ARENA ? size : FZ_ARENA);
+	memcpy(arena, data, n);
+	memcpy(arena + n, arena_pattern + n, FZ_ARENA - n);
+	if (!content[0])
+		for (size_t i = 0; i < sizeof(content); i++)
+			content[i] = "0123456789abcdef"[i & 15];
 	if (pipe(p) || socketpair(AF_UNIX, SOCK_STREAM, 0, s))
 		abort();
 	put_fd(e, 0, p[0]);
@@ -126,9 +150,8 @@ void fz_env_open(struct fz_env *e, const uint8_t *data, size_t size)
 	f = open("f0", O_RDWR | O_CREAT | O_TRUNC, 0600);
 	if (f < 0)
 		abort();
-	for (int i = 0; i < 256; i++)
-		if (write(f, content, 16) != 16)
-			abort();
+	if (write(f, content, sizeof(content)) != (ssize_t)sizeof(content))
+		abort();
 	put_fd(e, 4, f);
 	put_fd(e, 5, eventfd(0, 0));
 	put_fd(e, 6, epoll_create1(0));
@@ -142,6 +165,29 @@ void fz_env_open(struct fz_env *e, const uint8_t *data, size_t size)
 	tcp_trio(e);
 	put_fd(e, 15, open("/dev/null", O_RDWR));
 	e->ring_fd = e->ring_fd2 = -1;
+	e->child = 0;
+	e->child_pidfd = -1;
+	e->pers_id = 0;
+}
+
+int fz_env_child(struct fz_env *e, unsigned int ms)
+{
+	struct timespec ts = {.tv_nsec = (long)(ms % 8) * 1000000};
+	pid_t pid;
+
+	if (e->child > 0)
+		return e->child;
+	pid = fork();
+	if (pid == 0) {
+		nanosleep(&ts, NULL);
+		_exit((int)ms & 3);
+	}
+	if (pid < 0)
+		return 0;
+	/* Signalled through its pidfd: never a recycled number. */
+	e->child_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	e->child = pid;
+	return pid;
 }
 
 static int rm_one(const char *path, const struct stat *st, int flag,
@@ -156,9 +202,27 @@ static int rm_one(const char *path, const struct stat *st, int flag,
 
 void fz_env_close(struct fz_env *e)
 {
-	for (int fd = 3; fd < fd_limit; fd++)
-		if (fd >= 1024 || !preexisting[fd])
-			close(fd);
+	int from = 3;
+
+	if (e->child > 0) {
+		siginfo_t si;
+
+		/* A WAITID may have reaped it: then both calls fail. */
+		syscall(SYS_pidfd_send_signal, e->child_pidfd, SIGKILL, NULL,
+			0);
+		waitid(P_PIDFD, (id_t)e->child_pidfd, &si, WEXITED);
+		close(e->child_pidfd);
+	}
+	e->child = 0;
+	/* One close_range per run of fds that were not open before. */
+	for (int fd = 3; fd <= fd_limit; fd++) {
+		if (fd < fd_limit && (fd >= 1024 || !preexisting[fd]))
+			continue;
+		if (fd > from)
+			close_range((unsigned int)from, (unsigned int)fd - 1,
+				    0);
+		from = fd + 1;
+	}
 	for (int i = 0; i < FZ_NFD; i++)
 		e->fd[i] = -1;
 	nftw(scratch, rm_one, 16, FTW_DEPTH | FTW_PHYS);
@@ -359,8 +423,176 @@ static void fix_xattr(struct io_uring_sqe *sqe)
 		sqe->addr3 = safe_path(sqe->addr3);
 }
 
+/* A sockaddr for BIND: the loopback, a unix path in scratch, or bytes. */
+static void fix_bind(struct io_uring_sqe *sqe)
+{
+	static struct sockaddr_in in = {.sin_family = AF_INET};
+	static struct sockaddr_un un[2] = {
+		{.sun_family = AF_UNIX, .sun_path = "b0.sock"},
+		{.sun_family = AF_UNIX, .sun_path = "\0nowait-fuzz-b1"},
+	};
+	struct sockaddr_un *a;
+
+	in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	switch (sqe->addr & 3) {
+	case 0:
+		sqe->addr = (uint64_t)(uintptr_t)&in;
+		break;
+	case 1:
+	case 2:
+		sqe->addr = (uint64_t)(uintptr_t)&un[(sqe->addr & 3) - 1];
+		break;
+	default:
+		sqe->addr = map_addr(sqe->addr, sizeof(*a));
+		a = (struct sockaddr_un *)(uintptr_t)sqe->addr;
+		/* A unix path from the arena: no '/', so only in scratch. */
+		if ((uint8_t *)a >= arena &&
+		    (uint8_t *)(a + 1) <= arena + FZ_ARENA)
+			for (size_t i = 0; i < sizeof(a->sun_path); i++)
+				if (a->sun_path[i] == '/')
+					a->sun_path[i] = '_';
+	}
+	if (!(sqe->off & 0x80))
+		sqe->off = sqe->addr == (uint64_t)(uintptr_t)&in ? sizeof(in)
+								 : sizeof(*a);
+	sqe->off &= 0xff;
+}
+
+/* Futex words in the arena, mostly holding the value waited for. */
+static void fix_futex(struct io_uring_sqe *sqe)
+{
+	uint32_t *w;
+
+	sqe->addr = map_addr(sqe->addr, 8);
+	w = (uint32_t *)(uintptr_t)sqe->addr;
+	if (!(sqe->fd & 0x40)) /* FUTEX2_SIZE_U32, maybe FUTEX2_PRIVATE */
+		sqe->fd = FUTEX2_SIZE_U32 | (sqe->fd & FUTEX2_PRIVATE);
+	if (sqe->opcode == NW_OP_FUTEX_WAKE)
+		sqe->addr2 &= 0xff; /* how many */
+	else if (!(sqe->addr2 & (1ULL << 40)) && (uint8_t *)w >= arena &&
+		 (uint8_t *)w < arena + FZ_ARENA)
+		sqe->addr2 = *w;
+	if (!(sqe->addr3 & 1))
+		sqe->addr3 = FUTEX_BITSET_MATCH_ANY;
+}
+
+static void fix_futexv(struct io_uring_sqe *sqe)
+{
+	struct futex_waitv *v;
+
+	sqe->len &= 7;
+	sqe->addr = map_addr(sqe->addr, 8 * sizeof(*v));
+	v = (struct futex_waitv *)(uintptr_t)sqe->addr;
+	if ((uint8_t *)v < arena || (uint8_t *)v >= arena + FZ_ARENA)
+		return;
+	for (unsigned int i = 0; i < sqe->len; i++) {
+		uint32_t *w = (uint32_t *)(uintptr_t)map_addr(v[i].uaddr, 8);
+
+		v[i].uaddr = (uint64_t)(uintptr_t)w;
+		if (!(v[i].flags & 0x40))
+			v[i].flags =
+				FUTEX2_SIZE_U32 | (v[i].flags & FUTEX2_PRIVATE);
+		if (!(v[i].__reserved & 0x10000))
+			v[i].__reserved = 0;
+		if (!(v[i].val & (1ULL << 40)) && (uint8_t *)w >= arena &&
+		    (uint8_t *)w < arena + FZ_ARENA)
+			v[i].val = *w;
+	}
+	if (!(sqe->fd & 0x40))
+		sqe->fd = 0;
+}
+
+/* WAITID: mostly on a child of this input (fz_env_child), by pid or fd. */
+static void fix_waitid(struct io_uring_sqe *sqe, struct fz_env *e)
+{
+	uint32_t raw = (uint32_t)sqe->fd;
+
+	if (raw & 0x300)
+		fz_env_child(e, raw >> 10);
+	if (sqe->len == P_PID && e->child && !(raw & 0x80))
+		sqe->fd = e->child;
+	else if (sqe->len == P_PIDFD && !(raw & 0x80))
+		sqe->fd = e->child ? e->child_pidfd : map_fd(e, raw);
+	else if (sqe->len == P_PGID && !(raw & 0x80))
+		sqe->fd = 0;
+	if (!(sqe->file_index & 0x10000000))
+		sqe->file_index =
+			WEXITED | (sqe->file_index & (WNOHANG | WNOWAIT));
+	sqe->addr2 = (sqe->addr2 & 1) ? 0 : map_addr(sqe->addr2, 128);
+}
+
+/* URING_CMD on a socket: the op, a level and option, optval, optlen. */
+static void fix_cmd(struct io_uring_sqe *sqe)
+{
+	if (!(sqe->off & 0x80000000U))
+		sqe->off =
+			(sqe->off & ~0xffffffffULL) | (sqe->off & 0xffff) % 5;
+	if (!(sqe->addr & 0x80000000U))
+		sqe->addr =
+			((sqe->addr & 1) ? 6 /* IPPROTO_TCP */ : SOL_SOCKET) |
+			((sqe->addr >> 32) & 63) << 32;
+	if (!(sqe->addr3 & 2))
+		sqe->addr3 = map_addr(sqe->addr3, 256);
+	sqe->file_index &= 0x1ff;
+}
+
+/* The opcodes past 6.1's: true if handled (fd included). */
+static bool fix_new_ops(struct io_uring_sqe *sqe, struct fz_env *e)
+{
+	switch (sqe->opcode) {
+	case NW_OP_FUTEX_WAIT:
+	case NW_OP_FUTEX_WAKE:
+		fix_futex(sqe);
+		return true;
+	case NW_OP_FUTEX_WAITV:
+		fix_futexv(sqe);
+		return true;
+	case NW_OP_WAITID:
+		fix_waitid(sqe, e);
+		return true;
+	case NW_OP_PIPE:
+		sqe->addr = map_addr(sqe->addr, 8);
+		if (!(sqe->fd & 0x20))
+			sqe->fd = 0;
+		return true;
+	case NW_OP_BIND:
+		fix_bind(sqe);
+		break;
+	case NW_OP_FTRUNCATE:
+		sqe->off &= 0xfffff;
+		break;
+	case NW_OP_LISTEN:
+		sqe->len &= 15;
+		break;
+	case NW_OP_EPOLL_WAIT:
+		sqe->len &= 15;
+		sqe->addr = map_addr(sqe->addr, 16 * 12);
+		break;
+	case NW_OP_READV_FIXED:
+	case NW_OP_WRITEV_FIXED:
+		sqe->addr = map_addr(sqe->addr, 16 * sizeof(struct iovec));
+		if (sqe->len <= 1024) {
+			sqe->len &= 15;
+			fix_iovecs(sqe->addr, sqe->len);
+		}
+		break;
+	case IORING_OP_URING_CMD:
+		fix_cmd(sqe);
+		break;
+	default:
+		return false;
+	}
+	if (sqe->flags & IOSQE_FIXED_FILE)
+		sqe->fd &= 15;
+	else
+		sqe->fd = map_fd(e, (uint32_t)sqe->fd);
+	return true;
+}
+
 static void fix_addrs(struct io_uring_sqe *sqe, struct fz_env *e)
 {
+	if (fz_wide && fix_new_ops(sqe, e))
+		return;
 	switch (sqe->opcode) {
 	case IORING_OP_READV:
 	case IORING_OP_WRITEV:
@@ -412,10 +644,6 @@ static void fix_addrs(struct io_uring_sqe *sqe, struct fz_env *e)
 	case IORING_OP_REMOVE_BUFFERS:
 		sqe->fd &= 63;
 		return;
-	case IORING_OP_MADVISE:
-		sqe->addr = map_addr(sqe->addr, 4096);
-		sqe->len &= 4095;
-		break;
 	case IORING_OP_FALLOCATE:
 		sqe->addr &= 0xfffff; /* the length */
 		break;
@@ -431,14 +659,37 @@ static void fix_addrs(struct io_uring_sqe *sqe, struct fz_env *e)
 		break;
 	case IORING_OP_SOCKET:
 		sqe->fd = AF_UNIX; /* nothing leaves the machine */
+		if (!fz_wide)
+			return;
+		if (!(sqe->off & 0x80000000U)) /* STREAM, DGRAM, SEQPACKET */
+			sqe->off = "\1\2\5"[sqe->off % 3] |
+				   (sqe->off & (SOCK_NONBLOCK | SOCK_CLOEXEC));
+		sqe->len = 0;
 		return;
+	case IORING_OP_SEND:
+		if (!fz_wide)
+			goto plain;
+		sqe->addr = map_addr(sqe->addr, 1);
+		sqe->addr2 = (sqe->addr2 & 1) ? map_addr(sqe->addr2, 128) : 0;
+		sqe->len &= 0x1ffff;
+		break;
+	case IORING_OP_MADVISE:
+		sqe->addr = map_addr(sqe->addr, 4096);
+		sqe->len &= 4095;
+		sqe->rw_flags &= 0x1f; /* never MADV_HWPOISON (100) */
+		break;
 	case IORING_OP_SPLICE:
 	case IORING_OP_TEE:
 		sqe->splice_fd_in = map_fd(e, (uint32_t)sqe->splice_fd_in);
 		sqe->len &= 0xfffff;
 		break;
 	case IORING_OP_EPOLL_CTL:
-		sqe->len = (uint32_t)map_fd(e, sqe->len);
+		/* The fd is in off (wide); len, the op, was mapped before. */
+		if (fz_wide)
+			sqe->off = (uint64_t)(uint32_t)map_fd(
+				e, (uint32_t)sqe->off);
+		else
+			sqe->len = (uint32_t)map_fd(e, sqe->len);
 		sqe->addr = map_addr(sqe->addr, 16);
 		break;
 	case IORING_OP_FSETXATTR:
@@ -458,7 +709,9 @@ static void fix_addrs(struct io_uring_sqe *sqe, struct fz_env *e)
 		fix_paths(sqe, e);
 		break;
 	default:
-		sqe->addr = map_addr(sqe->addr, 1);
+plain:
+		if (sqe->addr || !fz_wide) /* 0 stays: a tidied field */
+			sqe->addr = map_addr(sqe->addr, 1);
 		sqe->len &= 0x1ffff;
 		break;
 	}
@@ -468,15 +721,193 @@ static void fix_addrs(struct io_uring_sqe *sqe, struct fz_env *e)
 		sqe->fd = map_fd(e, (uint32_t)sqe->fd);
 }
 
+/*
+ * Most SQEs are tidied first (personality bits 0-1 not 3): the fields the
+ * opcode does not read are cleared and its flag fields keep only the bits
+ * the kernel knows, so that prep passes and issue is reached; the rest
+ * stay raw, for the checks of bad input.
+ */
+enum {
+	U_OFF = 1,    /* off / addr2 */
+	U_ADDR = 2,   /* addr / splice_off_in */
+	U_LEN = 4,    /* len */
+	U_BUF = 8,    /* buf_index / buf_group */
+	U_FIDX = 16,  /* splice_fd_in / file_index / addr_len */
+	U_ADDR3 = 32, /* addr3 */
+	U_PAD2 = 64,  /* __pad2 (rw's attributes, cmd bytes) */
+};
+
+struct tidy {
+	uint8_t used;
+	uint8_t ioprio; /* the ioprio bits kept */
+	uint32_t rwf;	/* the op flags kept */
+};
+
+#define MSGF \
+	0x4000c1efU /* OOB PEEK DONTROUTE CTRUNC TRUNC DONTWAIT EOR
+			    WAITALL NOSIGNAL MORE CMSG_CLOEXEC */
+#define RWF  0x1fU  /* HIPRI DSYNC SYNC NOWAIT APPEND */
+#define U_RW (U_OFF | U_ADDR | U_LEN | U_BUF)
+#define U_SR (U_OFF | U_ADDR | U_LEN | U_BUF | U_FIDX)
+
+static const struct tidy tidies[64] = {
+	[IORING_OP_NOP] = {U_LEN | U_ADDR | U_BUF, 0, 0x3f},
+	[IORING_OP_READV] = {U_RW, 0, RWF},
+	[IORING_OP_WRITEV] = {U_RW, 0, RWF},
+	[IORING_OP_FSYNC] = {U_OFF | U_LEN, 0, 1},
+	[IORING_OP_READ_FIXED] = {U_RW, 0, RWF},
+	[IORING_OP_WRITE_FIXED] = {U_RW, 0, RWF},
+	[IORING_OP_POLL_ADD] = {U_LEN, 0, 0x1000201fU},
+	[IORING_OP_POLL_REMOVE] = {U_ADDR | U_OFF | U_LEN, 0, 0x1000201fU},
+	[IORING_OP_SYNC_FILE_RANGE] = {U_OFF | U_LEN, 0, 7},
+	[IORING_OP_SENDMSG] = {U_ADDR | U_LEN | U_BUF, 0x1f, MSGF},
+	[IORING_OP_RECVMSG] = {U_ADDR | U_LEN | U_BUF, 0x1f, MSGF},
+	[IORING_OP_TIMEOUT] = {U_OFF | U_ADDR | U_LEN, 0, 0x7f},
+	[IORING_OP_TIMEOUT_REMOVE] = {U_OFF | U_ADDR, 0, 0x7f},
+	[IORING_OP_ACCEPT] = {U_OFF | U_ADDR | U_FIDX, 7, 0x80800},
+	[IORING_OP_ASYNC_CANCEL] = {U_ADDR, 0, 0x3f},
+	[IORING_OP_LINK_TIMEOUT] = {U_ADDR | U_LEN, 0, 0x7f},
+	[IORING_OP_CONNECT] = {U_ADDR | U_OFF, 0, 0},
+	[IORING_OP_FALLOCATE] = {U_OFF | U_ADDR | U_LEN, 0, 0},
+	[IORING_OP_OPENAT] = {U_ADDR | U_LEN | U_FIDX, 0, 0x3ffffff},
+	[IORING_OP_CLOSE] = {U_FIDX, 0, 0},
+	[IORING_OP_FILES_UPDATE] = {U_OFF | U_ADDR | U_LEN, 0, 0},
+	[IORING_OP_STATX] = {U_OFF | U_ADDR | U_LEN, 0, 0x7900},
+	[IORING_OP_READ] = {U_RW, 0, RWF},
+	[IORING_OP_WRITE] = {U_RW, 0, RWF},
+	[IORING_OP_FADVISE] = {U_OFF | U_LEN, 0, 7},
+	[IORING_OP_MADVISE] = {U_ADDR | U_LEN, 0, 0x1f},
+	[IORING_OP_SEND] = {U_SR, 0x1f, MSGF},
+	[IORING_OP_RECV] = {U_ADDR | U_LEN | U_BUF, 0x1f, MSGF},
+	[IORING_OP_OPENAT2] = {U_OFF | U_ADDR | U_LEN | U_FIDX, 0, 0},
+	[IORING_OP_EPOLL_CTL] = {U_OFF | U_ADDR | U_LEN, 0, 0},
+	[IORING_OP_SPLICE] = {U_OFF | U_ADDR | U_LEN | U_FIDX, 0, 0x8000000f},
+	[IORING_OP_PROVIDE_BUFFERS] = {U_OFF | U_ADDR | U_LEN | U_BUF, 0, 0},
+	[IORING_OP_REMOVE_BUFFERS] = {U_BUF, 0, 0},
+	[IORING_OP_TEE] = {U_LEN | U_FIDX, 0, 0x8000000f},
+	[IORING_OP_SHUTDOWN] = {U_LEN, 0, 0},
+	[IORING_OP_RENAMEAT] = {U_OFF | U_ADDR | U_LEN, 0, 7},
+	[IORING_OP_UNLINKAT] = {U_ADDR, 0, 0x200},
+	[IORING_OP_MKDIRAT] = {U_ADDR | U_LEN, 0, 0},
+	[IORING_OP_SYMLINKAT] = {U_OFF | U_ADDR, 0, 0},
+	[IORING_OP_LINKAT] = {U_OFF | U_ADDR | U_LEN, 0, 0x1400},
+	[IORING_OP_MSG_RING] = {U_OFF | U_ADDR | U_LEN | U_FIDX | U_ADDR3, 0,
+				3},
+	[IORING_OP_FSETXATTR] = {U_OFF | U_ADDR | U_LEN, 0, 3},
+	[IORING_OP_SETXATTR] = {U_OFF | U_ADDR | U_LEN | U_ADDR3, 0, 3},
+	[IORING_OP_FGETXATTR] = {U_OFF | U_ADDR | U_LEN, 0, 0},
+	[IORING_OP_GETXATTR] = {U_OFF | U_ADDR | U_LEN | U_ADDR3, 0, 0},
+	[IORING_OP_SOCKET] = {U_OFF | U_FIDX, 0, 0},
+	[IORING_OP_URING_CMD] = {U_OFF | U_ADDR3 | U_FIDX | U_LEN, 0, 1},
+	[IORING_OP_SEND_ZC] = {U_SR, 0x1f, MSGF},
+	[IORING_OP_SENDMSG_ZC] = {U_ADDR | U_LEN | U_BUF, 0x1f, MSGF},
+	[NW_OP_READ_MULTISHOT] = {U_LEN | U_BUF, 0, 0},
+	[NW_OP_WAITID] = {U_OFF | U_LEN | U_FIDX, 0, 0},
+	[NW_OP_FUTEX_WAIT] = {U_OFF | U_ADDR | U_ADDR3, 0, 0},
+	[NW_OP_FUTEX_WAKE] = {U_OFF | U_ADDR | U_ADDR3, 0, 0},
+	[NW_OP_FUTEX_WAITV] = {U_ADDR | U_LEN, 0, 0},
+	[NW_OP_FIXED_FD_INSTALL] = {0, 0, 1},
+	[NW_OP_FTRUNCATE] = {U_OFF, 0, 0},
+	[NW_OP_BIND] = {U_OFF | U_ADDR, 0, 0},
+	[NW_OP_LISTEN] = {U_LEN, 0, 0},
+	[NW_OP_RECV_ZC] = {U_LEN | U_BUF, 0x1f, 0},
+	[NW_OP_EPOLL_WAIT] = {U_ADDR | U_LEN, 0, 0},
+	[NW_OP_READV_FIXED] = {U_RW, 0, RWF},
+	[NW_OP_WRITEV_FIXED] = {U_RW, 0, RWF},
+	[NW_OP_PIPE] = {U_ADDR | U_FIDX, 0, 0x84800},
+};
+
+/* A file_index: none, a slot of the table (16), or "allocate". */
+static uint32_t tidy_file_index(uint32_t raw)
+{
+	if (!(raw & 0x30))
+		return 0;
+	return (raw & 0x80000000U) ? IORING_FILE_INDEX_ALLOC : raw & 15;
+}
+
+static void tidy_len(struct io_uring_sqe *sqe)
+{
+	switch (sqe->opcode) {
+	case IORING_OP_POLL_ADD:
+		sqe->len &= IORING_POLL_ADD_MULTI | IORING_POLL_ADD_LEVEL;
+		break;
+	case IORING_OP_POLL_REMOVE:
+		sqe->len &= 7;
+		break;
+	case IORING_OP_SHUTDOWN:
+		sqe->len %= 3;
+		break;
+	case IORING_OP_EPOLL_CTL:
+		sqe->len = 1 + sqe->len % 3; /* ADD, DEL, MOD */
+		break;
+	case NW_OP_WAITID:
+		sqe->len %= 4; /* P_ALL, P_PID, P_PGID, P_PIDFD */
+		break;
+	case IORING_OP_FALLOCATE:
+		sqe->len &= 0x7f;
+		break;
+	case IORING_OP_NOP:
+		sqe->len &= 0xff;
+		break;
+	}
+}
+
+static void tidy(struct io_uring_sqe *sqe)
+{
+	const struct tidy *t = &tidies[sqe->opcode & 63];
+
+	sqe->flags &= 0x7f;
+	sqe->ioprio &= t->ioprio;
+	sqe->rw_flags &= t->rwf;
+	if (!(t->used & U_OFF))
+		sqe->off = 0;
+	if (!(t->used & U_ADDR))
+		sqe->addr = 0;
+	if (!(t->used & U_LEN))
+		sqe->len = 0;
+	if (!(t->used & U_BUF))
+		sqe->buf_index = 0;
+	else
+		sqe->buf_index &= 3; /* a registered buffer, a group */
+	if (!(t->used & U_FIDX))
+		sqe->splice_fd_in = 0;
+	else if (sqe->opcode != IORING_OP_SPLICE &&
+		 sqe->opcode != IORING_OP_TEE &&
+		 sqe->opcode != IORING_OP_URING_CMD)
+		sqe->file_index = tidy_file_index(sqe->file_index);
+	if (!(t->used & U_ADDR3))
+		sqe->addr3 = 0;
+	if (!(t->used & U_PAD2))
+		sqe->__pad2[0] = 0;
+	tidy_len(sqe);
+}
+
 void fz_sanitize(struct fz_env *e, struct io_uring_sqe *sqe)
 {
-	/* Opcodes past nowait's table: one unknown number stands for all. */
-	sqe->opcode %= 52;
-	if (sqe->opcode >= 49)
+	unsigned int sel = sqe->personality;
+
+	if (!fz_wide) {
+		/* As before: opcodes to 48, nothing tidied, no personality. */
+		sqe->opcode %= 52;
+		if (sqe->opcode >= 49)
+			sqe->opcode = 250;
+		sqe->flags &= (uint8_t)~IOSQE_CQE_SKIP_SUCCESS;
+		sqe->personality = 0;
+		fix_addrs(sqe, e);
+		return;
+	}
+	/* Every opcode of the table; 63 stands for the unknown ones. */
+	sqe->opcode %= 64;
+	if (sqe->opcode == 63)
 		sqe->opcode = 250;
+	if ((sel & 3) != 3)
+		tidy(sqe);
 	/* The teardown counts CQEs: a skipped success would look lost. */
 	sqe->flags &= (uint8_t)~IOSQE_CQE_SKIP_SUCCESS;
+	/* A registered personality now and then (creds.c), or a bad one. */
 	sqe->personality = 0;
+	if ((sel & 0x1c) == 0x1c)
+		sqe->personality = e->pers_id ? (uint16_t)e->pers_id : 7;
 	fix_addrs(sqe, e);
 }
 

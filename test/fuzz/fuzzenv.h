@@ -31,14 +31,27 @@ struct fz_env {
 	int ring_fd;	/* the ring, for SQEs that name it (slot 7) */
 	int ring_fd2;	/* a second ring (MSG_RING's target), or -1 */
 	uint8_t *arena; /* FZ_ARENA bytes, then an unmapped page */
+	int child;	/* a child process for WAITID, or 0 */
+	int child_pidfd;
+	int pers_id; /* a registered personality, or 0 */
 };
 
 /* Once per process: scratch directory (the cwd), arena. */
 void fz_init(void);
 /* A fresh environment; the arena filled from data (then a pattern). */
 void fz_env_open(struct fz_env *e, const uint8_t *data, size_t size);
+/* A child that exits after up to 7 ms (at most one; its pid). */
+int fz_env_child(struct fz_env *e, unsigned int ms);
 /* Close it all, the fds the SQEs made too; empty the scratch dir. */
 void fz_env_close(struct fz_env *e);
+/*
+ * Set by sqe-fuzz: every opcode (to 62), most SQEs tidied (the fields the
+ * opcode does not read cleared, its flags to the known bits: prep passes
+ * and issue is reached), personalities, fds in EPOLL_CTL's off. Off (the
+ * differential harness, whose corpus and allowlist were made so): opcodes
+ * to 48 and raw fields, as before.
+ */
+extern int fz_wide;
 /* Make a raw SQE from the input safe for this environment (in place). */
 void fz_sanitize(struct fz_env *e, struct io_uring_sqe *sqe);
 /* The ring setups the harnesses try, by index (input byte). */

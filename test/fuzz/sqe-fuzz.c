@@ -4,22 +4,34 @@
  *
  * Input: byte 0 picks a ring setup (fz_setup_flags, its low 3 bits: plain,
  * SQPOLL, DEFER_TASKRUN, a small CQ, SUBMIT_ALL, COOP_TASKRUN, big
- * SQEs/CQEs) and (bit 3) a second ring that MSG_RING SQEs can target;
- * then records, each a kind byte and its payload:
- *   kind % 8 < 5: an SQE (64 bytes), sanitised by fz_sanitize (every
- *                 opcode and flag, fds from the environment's real and
- *                 bad ones, arena, NULL and unmapped addresses);
+ * SQEs/CQEs), (bit 3) a second ring that MSG_RING SQEs can target, and
+ * what is registered from the start: (bit 4) a buffer ring for group 0,
+ * (bit 5) two registered buffers in the arena, (bit 6) the environment's
+ * fds as registered files. Then records, each a kind byte and its payload:
+ *   kind % 8 < 5: an SQE (64 bytes), sanitised by fz_sanitize with
+ *                 fz_wide (every opcode to 62 and an unknown one, every
+ *                 flag but CQE_SKIP_SUCCESS; most SQEs tidied so that
+ *                 prep passes; fds from the environment's real and bad
+ *                 ones, arena, NULL and unmapped addresses; futex words
+ *                 and a child for WAITID; its personality field's low
+ *                 bits choose tidy or raw and a registered personality);
  *   5:            submit what is queued;
  *   6:            an enter call (2 bytes: flags, min_complete), always
  *                 with a timeout of at most 1 ms, through the registered
  *                 ring index if asked and one was registered;
- *   7:            a register call (2 bytes: which, argument), or a
- *                 readiness watcher of the ring fd (nowait_ring_pollfd).
+ *   7:            a register call (2 bytes: which % 16, argument): files,
+ *                 buffers, eventfd, probe, ring fds, personalities,
+ *                 buffer rings of groups 0-3, the errno paths of any
+ *                 opcode with a NULL argument; or a readiness watcher of
+ *                 the ring fd (nowait_ring_pollfd), or what the preload
+ *                 tells the engine (nowait-hook.h: a write, a close).
  * Every ring is traced and counted (NOWAIT_TRACE, NOWAIT_STATS to
  * /dev/null).
  * The input also fills the arena the SQEs point into.
+ * FZ_TIME=1 prints each input's time in environment, setup, records,
+ * teardown and close (microseconds), to find where the time goes.
  *
- * Teardown: ASYNC_CANCEL(ANY) (again every 200 ms: under SQPOLL it can
+ * Teardown: ASYNC_CANCEL(ANY) (again every 25 ms: under SQPOLL it can
  * join an input's open link and be canceled with it; and with it a
  * REGISTER_SYNC_CANCEL(ANY), which no IOSQE_IO_DRAIN holds back: an SQE
  * with DRAIN behind a request that waits for good defers every SQE after
@@ -38,9 +50,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 #include <nowait.h>
+#include <nowait-hook.h>
 #include "helpers.h"
 #include "fuzzenv.h"
 
@@ -185,6 +200,102 @@ static void ring_pollfd(struct run *u, uint8_t arg)
 	nowait_ring_pollfd_close(pfd);
 }
 
+/*
+ * A provided-buffer ring (IORING_REGISTER_PBUF_RING) of 8 buffers in the
+ * arena for group bgid (0-3): its page is the harness's, one per group,
+ * never unmapped; the buffers 512 (or len) bytes each.
+ */
+static void pbuf_ring(struct run *u, unsigned int bgid, unsigned int len)
+{
+	static uint8_t *pages;
+	struct io_uring_buf_reg reg = {.ring_entries = 8,
+				       .bgid = (uint16_t)(bgid & 3)};
+	struct io_uring_buf *b;
+
+	if (!pages) {
+		pages = mmap(NULL, 4 * 4096, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (pages == MAP_FAILED)
+			abort();
+	}
+	b = (struct io_uring_buf *)(pages + (bgid & 3) * 4096);
+	memset(b, 0, 8 * sizeof(*b));
+	for (unsigned int i = 0; i < 8; i++) {
+		b[i].addr =
+			(uint64_t)(uintptr_t)(u->env.arena + 32768 + i * 512);
+		b[i].len = len ? len : 512;
+		b[i].bid = (uint16_t)i;
+	}
+	/* The tail (the first entry's resv) after the entries. */
+	__atomic_store_n(&b[0].resv, 8, __ATOMIC_RELEASE);
+	reg.ring_addr = (uint64_t)(uintptr_t)b;
+	nowait_register(u->r.fd, IORING_REGISTER_PBUF_RING, &reg, 1);
+}
+
+/* What the preload library tells the engine (hook.c), on this env. */
+static void hooks(struct run *u, uint8_t arg)
+{
+	int fd = u->env.fd[arg & 15];
+	char c = 'h';
+
+	switch ((arg >> 4) % 5) {
+	case 0:
+		nowait_hook_is_ring_fd(arg & 1 ? u->r.fd : fd);
+		nowait_hook_ring_fd_learn(arg & 2 ? u->r.fd : fd);
+		break;
+	case 1:
+		/* A write as the preload's interposer sees it. */
+		if (write(u->env.fd[(arg & 1) ? 3 : 1], &c, 1) == 1)
+			nowait_hook_wrote();
+		break;
+	case 2:
+		/* The program closes an fd of the environment. */
+		if (fd >= 0 && (arg & 15) != 7) {
+			nowait_hook_fd_closing(fd);
+			close(fd);
+		}
+		break;
+	case 3:
+		nowait_hook_uring_wake_fd(u->env.fd[6], arg & 1);
+		break;
+	default:
+		nowait_hook_reissue_count();
+		nowait_hook_cpu_busy_cached();
+		break;
+	}
+}
+
+/* Personalities (creds.c), buffer rings (kbuf.c), the hooks. */
+static void do_register_more(struct run *u, const uint8_t *p)
+{
+	struct io_uring_buf_reg reg = {.bgid = p[1] & 3};
+	int id;
+
+	switch (p[0] % 16) {
+	case 11:
+		id = nowait_register(u->r.fd, IORING_REGISTER_PERSONALITY, NULL,
+				     0);
+		if (id > 0)
+			u->env.pers_id = id;
+		break;
+	case 12:
+		id = u->env.pers_id ? u->env.pers_id : p[1];
+		nowait_register(u->r.fd, IORING_UNREGISTER_PERSONALITY, NULL,
+				(unsigned int)id);
+		u->env.pers_id = 0;
+		break;
+	case 13:
+		pbuf_ring(u, p[1], (p[1] & 4) ? 64 : 0);
+		break;
+	case 14:
+		nowait_register(u->r.fd, IORING_UNREGISTER_PBUF_RING, &reg, 1);
+		break;
+	default:
+		hooks(u, p[1]);
+		break;
+	}
+}
+
 static void do_register(struct run *u, const uint8_t *p)
 {
 	static int eventfd_slot = 5;
@@ -194,7 +305,12 @@ static void do_register(struct run *u, const uint8_t *p)
 	struct io_uring_rsrc_update up;
 	int arg;
 
-	switch (p[0] % 11) {
+	if (p[0] % 16 >= 11) {
+		do_register_more(u, p);
+		reap(u);
+		return;
+	}
+	switch (p[0] % 16) {
 	case 0:
 		for (int i = 0; i < FZ_NFD; i++) {
 			fds[i] = (p[1] >> (i & 7)) & 1 ? u->env.fd[i] : -1;
@@ -355,7 +471,7 @@ static void teardown(struct run *u)
 		consumed = consumed_sqes(u);
 		if (u->nfinal >= consumed && !t_ring_flush(&u->r))
 			break;
-		if (i % 200 == 199) {
+		if (i % 25 == 24) {
 			queue_cancel(u); /* again: one armed late, or linked */
 			submit(u);
 			sync_cancel(u); /* past a drain that waits */
@@ -377,23 +493,56 @@ static void teardown(struct run *u)
 	}
 }
 
+/*
+ * Byte 0's bits 4-6: a buffer ring for group 0, the arena's first pages as
+ * registered buffers, the environment's fds as registered files, from the
+ * start (what most programs that use them do first).
+ */
+static void start_regs(struct run *u, uint8_t b)
+{
+	if (b & 0x10)
+		pbuf_ring(u, 0, 0);
+	if (b & 0x20) {
+		uint8_t r[2] = {2, 0x83}; /* two buffers */
+
+		do_register(u, r);
+	}
+	if (b & 0x40) {
+		uint8_t r[2] = {0, 0x7f}; /* most slots, with tags */
+
+		do_register(u, r);
+	}
+}
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct run u;
 	struct io_uring_params p;
 	unsigned int entries, cq;
+	uint64_t t0, t1, t2, t3, t4, t5;
 
 	if (size < 1)
 		return 0;
 	fz_init();
+	fz_wide = 1;
 	/* Every ring traced and counted (trace.c, stats.c), to /dev/null. */
 	setenv("NOWAIT_TRACE", "/dev/null", 0);
 	setenv("NOWAIT_STATS", "1", 0);
 	setenv("NOWAIT_STATS_FILE", "/dev/null", 0);
 	memset(&u, 0, sizeof(u));
 	u.reg_index = -1;
+	t0 = now_us();
 	fz_env_open(&u.env, data, size);
+	t1 = now_us();
 	memset(&p, 0, sizeof(p));
 	u.flags = p.flags = fz_setup_flags(data[0], &entries, &cq);
 	p.cq_entries = cq;
@@ -407,12 +556,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	u.peer.fd = -1;
 	if ((data[0] & 8) && t_ring_init(&u.peer, 4, NULL) == 0)
 		u.env.ring_fd2 = u.peer.fd;
+	start_regs(&u, data[0]);
 	u.head0 = __atomic_load_n(u.r.sq_head, __ATOMIC_ACQUIRE);
+	t2 = now_us();
 	run_records(&u, data + 1, size - 1);
+	t3 = now_us();
 	teardown(&u);
+	t4 = now_us();
 	t_ring_exit(&u.r);
 	if (u.env.ring_fd2 >= 0)
 		t_ring_exit(&u.peer);
 	fz_env_close(&u.env);
+	t5 = now_us();
+	if (getenv("FZ_TIME"))
+		fprintf(stderr,
+			"fztime env %llu setup %llu run %llu teardown %llu "
+			"close %llu\n",
+			(unsigned long long)(t1 - t0),
+			(unsigned long long)(t2 - t1),
+			(unsigned long long)(t3 - t2),
+			(unsigned long long)(t4 - t3),
+			(unsigned long long)(t5 - t4));
 	return 0;
 }
