@@ -218,7 +218,8 @@ void nw_trace_cqe(struct nw_ring *ring, const struct nw_req *req, int res)
 	if (trace_fd < 0 || !op_traced(req->opcode))
 		return;
 	name = req->opcode < NW_OP_LAST ? nw_cold_defs[req->opcode].name : 0;
-	err = res < 0 ? strerrorname_np(-res) : NULL;
+	/* An errno; not a notification's IORING_NOTIF_USAGE_ZC_COPIED. */
+	err = res < 0 && res > -4096 ? strerrorname_np(-res) : NULL;
 	sqe_args(args, sizeof(args), t);
 	n = line_head(buf, sizeof(buf));
 	n += snprintf(
