@@ -625,7 +625,15 @@ static void fix_addrs(struct io_uring_sqe *sqe, struct fz_env *e)
 	case IORING_OP_TIMEOUT_REMOVE:
 	case IORING_OP_ASYNC_CANCEL:
 		sqe->addr &= 0x3f; /* a user_data of this input */
-		sqe->addr2 = map_addr(sqe->addr2, 16);
+		/*
+		 * A poll update's new user_data is its old one: the teardown
+		 * counts each SQE's final CQE by user_data.
+		 */
+		if (fz_wide && sqe->opcode == IORING_OP_POLL_REMOVE &&
+		    (sqe->len & IORING_POLL_UPDATE_USER_DATA))
+			sqe->addr2 = sqe->addr;
+		else
+			sqe->addr2 = map_addr(sqe->addr2, 16);
 		break;
 	case IORING_OP_TIMEOUT:
 	case IORING_OP_LINK_TIMEOUT:

@@ -1,0 +1,326 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Write the seed inputs of test/fuzz/corpus/sqe/ named gen-* from the
+readable descriptions below (the input format is sqe-fuzz.c's header).
+
+    test/fuzz/gen-sqe-seeds.py [DIR]     (default: test/fuzz/corpus/sqe)
+
+Each seed aims at an engine family the stream rarely reached by chance
+(futex.c, waitid.c, netbuf.c, kbuf.c, rsrcbuf.c, cmdsock.c, epoll.c, ...).
+SQE fields are raw input bytes that fz_sanitize maps (fuzzenv.c): fd is a
+slot of the environment (0 pipe read end, 1 pipe write end, 2/3 a unix
+socketpair, 4 the file f0, 5 an eventfd, 6 an epoll fd, 7 the ring, 8 the
+scratch directory, 9 -1, 10 9999, 11 AT_FDCWD, 12/13 a TCP pair, 14 its
+listener, 15 /dev/null); addresses below 0x10000 are arena offsets; paths
+pick from fuzzenv.c's list by their low bits (0 "f0", 1 "f1", 2 "d0").
+"""
+import os
+import struct
+import sys
+
+OPS = """NOP READV WRITEV FSYNC READ_FIXED WRITE_FIXED POLL_ADD POLL_REMOVE
+SYNC_FILE_RANGE SENDMSG RECVMSG TIMEOUT TIMEOUT_REMOVE ACCEPT ASYNC_CANCEL
+LINK_TIMEOUT CONNECT FALLOCATE OPENAT CLOSE FILES_UPDATE STATX READ WRITE
+FADVISE MADVISE SEND RECV OPENAT2 EPOLL_CTL SPLICE PROVIDE_BUFFERS
+REMOVE_BUFFERS TEE SHUTDOWN RENAMEAT UNLINKAT MKDIRAT SYMLINKAT LINKAT
+MSG_RING FSETXATTR SETXATTR FGETXATTR GETXATTR SOCKET URING_CMD SEND_ZC
+SENDMSG_ZC READ_MULTISHOT WAITID FUTEX_WAIT FUTEX_WAKE FUTEX_WAITV
+FIXED_FD_INSTALL FTRUNCATE BIND LISTEN RECV_ZC EPOLL_WAIT READV_FIXED
+WRITEV_FIXED PIPE""".split()
+OP = {name: i for i, name in enumerate(OPS)}
+
+FIXED, DRAIN, LINK, HARDLINK, ASYNC, BSEL = 1, 2, 4, 8, 16, 32
+# byte 0: setup (bits 0-2), a peer ring (3), a buffer ring for group 0
+# (4), registered buffers (5), registered files (6)
+PLAIN, SQPOLL, DEFER, SMALLCQ, SUBMITALL, COOP, BIG = range(7)
+PEER, PBUF, BUFS, FILES = 8, 16, 32, 64
+
+
+def sqe(op, fd=0, flags=0, ioprio=0, off=0, addr=0, len=0, rwf=0, buf=0,
+        pers=0, fidx=0, addr3=0):
+    """An SQE record: kind 0, then the 64 bytes of struct io_uring_sqe."""
+    return bytes([0]) + struct.pack(
+        "<BBHIQQIIQHHIQQ", OP[op], flags, ioprio, fd & 0xffffffff, off,
+        addr, len, rwf, 0, buf, pers, fidx, addr3, 0)
+
+
+def submit():
+    return bytes([5])
+
+
+def enter(flags=1, min_complete=1):
+    return bytes([6, flags, min_complete])
+
+
+def reg(which, arg=0):
+    return bytes([7, which, arg])
+
+
+SEEDS = {
+    # futex.c: a wait a wake ends, a wait the teardown cancels, a wait on
+    # a word that differs (-EAGAIN), a vector of three, bad flags.
+    "futex-wait-wake": (PLAIN, [
+        sqe("FUTEX_WAIT", fd=128, addr=0x1000), submit(),
+        sqe("FUTEX_WAKE", fd=128, addr=0x1000, off=1), submit(),
+        enter(1, 2)]),
+    "futex-wait-cancel": (DEFER, [
+        sqe("FUTEX_WAIT", fd=0, addr=0x2000), submit(), enter(1, 0)]),
+    "futex-wait-differs": (PLAIN, [
+        sqe("FUTEX_WAIT", fd=128, addr=0x1000, off=1 << 40 | 5),
+        sqe("FUTEX_WAIT", fd=0x40, addr=0x1001), submit(), enter(1, 2)]),
+    "futex-waitv": (COOP, [
+        sqe("FUTEX_WAITV", addr=0x3000, len=3), submit(),
+        sqe("FUTEX_WAKE", fd=128, addr=0x3000, off=8), submit(),
+        enter(1, 1)]),
+    "futex-link-async": (SQPOLL, [
+        sqe("FUTEX_WAIT", fd=128, flags=LINK | ASYNC, addr=0x1800),
+        sqe("NOP"), submit(),
+        sqe("FUTEX_WAKE", fd=128, addr=0x1800, off=1), submit(),
+        enter(1, 3)]),
+    # waitid.c: a child of the input by pid (it exits in a few ms), by
+    # pidfd, any child with WNOHANG, no child (-ECHILD), bad which.
+    "waitid-pid": (PLAIN, [
+        sqe("WAITID", fd=0x300 | 3 << 10, len=1, off=0x3000), submit(),
+        enter(1, 1)]),
+    "waitid-pidfd": (DEFER, [
+        sqe("WAITID", fd=0x300 | 5 << 10, len=3, off=0x3000), submit(),
+        enter(1, 1)]),
+    "waitid-all-nohang": (PLAIN, [
+        sqe("WAITID", fd=0x100 | 1 << 10, len=0, fidx=1, off=0x3000),
+        sqe("WAITID", fd=0x100, len=0, off=0x3100), submit(),
+        enter(1, 2)]),
+    "waitid-none": (PLAIN, [
+        sqe("WAITID", fd=0, len=0, off=1),
+        sqe("WAITID", fd=0x80, len=2, off=0x3000),
+        sqe("WAITID", fd=0x300, len=1, fidx=0x10000000, off=0x3000),
+        submit(), enter(1, 3)]),
+    "waitid-cancel": (SQPOLL, [
+        sqe("WAITID", fd=0x300 | 7 << 10, len=1, off=0x3000), submit(),
+        sqe("ASYNC_CANCEL", addr=1), submit(), enter(1, 2)]),
+    # netbuf.c, kbuf.c: bundles over a buffer ring, multishot receives,
+    # legacy provided buffers, buffer rings registered and dropped.
+    "bundle-recv": (PBUF, [
+        sqe("SEND", fd=3, addr=0x100, len=1500), submit(),
+        sqe("RECV", fd=2, flags=BSEL, ioprio=16), submit(), enter(1, 2)]),
+    "bundle-recv-mshot": (PBUF | DEFER, [
+        sqe("RECV", fd=2, flags=BSEL, ioprio=2 | 16), submit(),
+        sqe("SEND", fd=3, addr=0x100, len=700), submit(), enter(1, 2),
+        sqe("SEND", fd=3, addr=0x400, len=3000), submit(), enter(1, 2)]),
+    "bundle-send": (PBUF, [
+        sqe("SEND", fd=3, flags=BSEL, ioprio=16, len=0), submit(),
+        sqe("RECV", fd=2, addr=0x5000, len=4096), submit(), enter(1, 2)]),
+    "bundle-tcp-waitall": (PBUF, [
+        sqe("RECV", fd=13, flags=BSEL, ioprio=16, len=1024, rwf=0x100),
+        submit(), sqe("SEND", fd=12, addr=0x200, len=2048), submit(),
+        enter(1, 2)]),
+    "recv-mshot-pbuf": (PBUF, [
+        sqe("RECV", fd=2, flags=BSEL, ioprio=2), submit(),
+        sqe("SEND", fd=3, addr=0x100, len=100), submit(), enter(1, 1),
+        sqe("SEND", fd=3, addr=0x100, len=5000), submit(), enter(1, 1),
+        sqe("SHUTDOWN", fd=3, len=1), submit(), enter(1, 1)]),
+    "recvmsg-mshot-pbuf": (PBUF, [
+        sqe("RECVMSG", fd=2, flags=BSEL, ioprio=2, addr=0x600), submit(),
+        sqe("SENDMSG", fd=3, addr=0x700), submit(), enter(1, 2)]),
+    "provide-read": (PLAIN, [
+        sqe("PROVIDE_BUFFERS", fd=4, addr=0x4000, len=256, buf=1),
+        sqe("READ", fd=0, flags=BSEL, buf=1, len=128), submit(),
+        sqe("WRITE", fd=1, addr=0x100, len=64), submit(), enter(1, 2),
+        sqe("REMOVE_BUFFERS", fd=2, buf=1), submit(), enter(1, 1)]),
+    "provide-recv-fail": (PLAIN, [
+        sqe("PROVIDE_BUFFERS", fd=2, addr=0x4000, len=16, buf=2),
+        sqe("RECV", fd=13, flags=BSEL, buf=2), sqe("RECV", fd=13,
+        flags=BSEL, buf=2), sqe("RECV", fd=13, flags=BSEL, buf=2),
+        submit(), sqe("SEND", fd=12, addr=0x100, len=64), submit(),
+        enter(1, 4)]),
+    "pbuf-ring-register": (PLAIN, [
+        reg(13, 1), reg(13, 1 | 4), reg(13, 2),
+        sqe("READ", fd=4, flags=BSEL, buf=1, len=0),
+        sqe("READ", fd=4, flags=BSEL, buf=2, len=64), submit(),
+        enter(1, 2), reg(14, 1), reg(14, 3), reg(14, 2)]),
+    "read-mshot": (PBUF, [
+        sqe("READ_MULTISHOT", fd=0, flags=BSEL, len=0), submit(),
+        sqe("WRITE", fd=1, addr=0x100, len=64), submit(), enter(1, 1),
+        sqe("WRITE", fd=1, addr=0x100, len=900), submit(), enter(1, 1)]),
+    # rsrcbuf.c, rsrc.c: registered buffers and files.
+    "fixed-bufs": (BUFS, [
+        sqe("READ_FIXED", fd=4, addr=0x8300, len=512),
+        sqe("WRITE_FIXED", fd=4, addr=0x8300, len=256, off=100),
+        sqe("READ_FIXED", fd=4, addr=0x100, len=512, buf=1),
+        sqe("READV_FIXED", fd=4, addr=0x200, len=2),
+        sqe("WRITEV_FIXED", fd=15, addr=0x300, len=1, buf=1),
+        sqe("NOP", rwf=8, addr=0x8300, len=16), submit(), enter(1, 6),
+        reg(3), sqe("READ_FIXED", fd=4, addr=0x8300, len=8), submit(),
+        enter(1, 1)]),
+    "fixed-files": (FILES, [
+        sqe("READ", fd=4, flags=FIXED, addr=0x100, len=64),
+        sqe("WRITE", fd=1, flags=FIXED, addr=0x100, len=16),
+        sqe("READ", fd=0, flags=FIXED, addr=0x200, len=16),
+        sqe("FILES_UPDATE", addr=0x400, len=4, off=2),
+        sqe("CLOSE", fidx=0x10 | 3), submit(), enter(1, 5),
+        reg(6, 0x24), reg(1), reg(0, 0xff), submit(), enter(1, 0)]),
+    "fixed-fd-install": (FILES, [
+        sqe("FIXED_FD_INSTALL", fd=4, flags=FIXED),
+        sqe("FIXED_FD_INSTALL", fd=5, flags=FIXED, rwf=1),
+        sqe("FIXED_FD_INSTALL", fd=7, flags=FIXED),
+        sqe("FIXED_FD_INSTALL", fd=4), submit(), enter(1, 4)]),
+    # openclose.c, fs.c.
+    "open-close-pipe": (PLAIN, [
+        sqe("OPENAT", fd=11, addr=1, rwf=0o102, len=0o600),
+        sqe("OPENAT", fd=8, addr=2, rwf=0o200000),
+        sqe("OPENAT", fd=11, addr=1, rwf=0o2, fidx=0x80000030),
+        sqe("OPENAT2", fd=11, addr=0, off=0x900, len=24),
+        sqe("PIPE", addr=0x100), sqe("PIPE", addr=0x108, rwf=0o4000,
+        fidx=0x80000030), sqe("CLOSE", fd=15), submit(), enter(1, 7)]),
+    "open-direct-close": (FILES, [
+        sqe("OPENAT", fd=11, addr=0, rwf=0, fidx=0x30 | 8),
+        sqe("CLOSE", fidx=0x30 | 8), sqe("CLOSE", fidx=0x30 | 8),
+        sqe("PIPE", addr=0x100, fidx=0x30 | 9), submit(), enter(1, 4)]),
+    "fs-ops": (PLAIN, [
+        sqe("MKDIRAT", fd=11, addr=0x8000000000000001, len=0o700),
+        sqe("STATX", fd=11, addr=0, off=0x2000, len=0x7ff),
+        sqe("SYMLINKAT", fd=11, addr=0, off=6),
+        sqe("LINKAT", fd=11, addr=0, off=1, len=11),
+        sqe("RENAMEAT", fd=11, addr=1, off=0x8000000000000003, len=11),
+        sqe("UNLINKAT", fd=11, addr=6),
+        sqe("UNLINKAT", fd=11, addr=2, rwf=0x200), submit(), enter(1, 7)]),
+    "xattr-ops": (PLAIN, [
+        sqe("FSETXATTR", fd=4, addr=0, off=0x100, len=8),
+        sqe("FGETXATTR", fd=4, addr=0, off=0x200, len=64),
+        sqe("SETXATTR", addr=1, off=0x100, len=4, addr3=0, rwf=1),
+        sqe("GETXATTR", addr=0, off=0x200, len=64, addr3=0), submit(),
+        enter(1, 4)]),
+    "sync-ops": (PLAIN, [
+        sqe("FSYNC", fd=4), sqe("FSYNC", fd=4, rwf=1),
+        sqe("SYNC_FILE_RANGE", fd=4, off=0, len=4096, rwf=7),
+        sqe("FALLOCATE", fd=4, off=0, addr=8192, len=0),
+        sqe("FADVISE", fd=4, len=100, rwf=4),
+        sqe("MADVISE", addr=0x1000, len=4096, rwf=4),
+        sqe("FTRUNCATE", fd=4, off=100), sqe("FTRUNCATE", fd=0, off=1),
+        submit(), enter(1, 8)]),
+    # sock.c, net.c, netzc.c, cmdsock.c.
+    "socket-bind-listen": (FILES, [
+        sqe("SOCKET", off=0, fidx=0x30 | 15),
+        sqe("BIND", fd=14, flags=FIXED, addr=1),
+        sqe("LISTEN", fd=14, flags=FIXED, len=4),
+        sqe("SOCKET", off=1), sqe("BIND", fd=12, addr=0),
+        sqe("BIND", fd=2, addr=3, off=0x80 | 20), sqe("LISTEN", fd=14,
+        len=8), sqe("LISTEN", fd=2), submit(), enter(1, 8)]),
+    "accept-connect": (PLAIN, [
+        sqe("ACCEPT", fd=14, ioprio=1, addr=0x100, off=0x180),
+        sqe("ACCEPT", fd=14, fidx=0x80000030),
+        sqe("CONNECT", fd=12, addr=1), sqe("CONNECT", fd=2, addr=2),
+        sqe("SHUTDOWN", fd=13, len=2), submit(), enter(1, 3)]),
+    "net-msgs": (PLAIN, [
+        sqe("SENDMSG", fd=3, addr=0x400), sqe("RECVMSG", fd=2, addr=0x500),
+        sqe("SEND_ZC", fd=12, addr=0x100, len=512),
+        sqe("SENDMSG_ZC", fd=12, addr=0x600), sqe("RECV", fd=13,
+        addr=0x2000, len=4096, rwf=0x100),
+        sqe("SEND", fd=12, addr=0x100, len=100, rwf=0x8000),
+        sqe("RECV", fd=2, addr=0x3000, len=10, rwf=2), submit(),
+        enter(1, 7)]),
+    "net-poll-first": (DEFER, [
+        sqe("RECV", fd=13, ioprio=1, addr=0x2000, len=64),
+        sqe("SEND", fd=12, ioprio=1, addr=0x100, len=64),
+        sqe("SEND_ZC", fd=3, ioprio=8, addr=0x100, len=64), submit(),
+        enter(1, 3)]),
+    "uring-cmd": (PLAIN, [
+        sqe("URING_CMD", fd=12, off=0), sqe("URING_CMD", fd=13, off=1),
+        sqe("URING_CMD", fd=12, off=2, addr=7 << 32, addr3=0x100, fidx=4),
+        sqe("URING_CMD", fd=12, off=3, addr=7 << 32, addr3=0x100, fidx=4),
+        sqe("URING_CMD", fd=12, off=2, addr=1 | 1 << 32, addr3=0x100,
+        fidx=4), sqe("URING_CMD", fd=15, off=0),
+        sqe("URING_CMD", fd=2, off=4), submit(), enter(1, 7)]),
+    # epoll.c, poll.c, pollremove.c, ringpoll.c.
+    "epoll-ctl-wait": (PLAIN, [
+        sqe("EPOLL_CTL", fd=6, len=0, off=0, addr=0x100),
+        sqe("EPOLL_CTL", fd=6, len=0, off=12, addr=0x110),
+        sqe("EPOLL_WAIT", fd=6, addr=0x200, len=8), submit(),
+        sqe("WRITE", fd=1, addr=0x100, len=8), submit(), enter(1, 4),
+        sqe("EPOLL_CTL", fd=6, len=2, off=0, addr=0x100),
+        sqe("EPOLL_CTL", fd=6, len=1, off=0), submit(), enter(1, 2)]),
+    "poll-remove-update": (PLAIN, [
+        sqe("POLL_ADD", fd=0, rwf=1), sqe("POLL_ADD", fd=2, len=1, rwf=1),
+        submit(), sqe("POLL_REMOVE", addr=1),
+        sqe("POLL_REMOVE", addr=2, len=2 | 1, rwf=4),
+        sqe("POLL_REMOVE", addr=2, len=4, off=9),
+        sqe("POLL_REMOVE", addr=9), submit(), enter(1, 4)]),
+    "poll-mshot-writes": (COOP, [
+        sqe("POLL_ADD", fd=0, len=1, rwf=1), sqe("POLL_ADD", fd=5, len=9,
+        rwf=1), submit(), sqe("WRITE", fd=1, addr=0x100, len=8),
+        sqe("WRITE", fd=5, addr=0x100, len=8), submit(), enter(1, 2),
+        reg(15, 0x11), reg(15, 0x10), sqe("POLL_REMOVE", addr=1),
+        submit(), enter(1, 2)]),
+    "ring-pollfd": (PLAIN, [
+        reg(9, 1 | 2 | 4), reg(9, 3), reg(9, 0), reg(9, 5),
+        sqe("POLL_ADD", fd=7, rwf=1), sqe("NOP"), submit(), enter(1, 2)]),
+    # hook.c, creds.c, register.c.
+    "hooks": (PLAIN, [
+        sqe("READ", fd=0, addr=0x100, len=8), submit(),
+        reg(15, 0x00), reg(15, 0x03), reg(15, 0x10), reg(15, 0x11),
+        reg(15, 0x30), reg(15, 0x31), reg(15, 0x40), reg(15, 0x24),
+        enter(1, 1)]),
+    "personality": (PLAIN, [
+        reg(11), sqe("NOP", pers=0x1c), sqe("READ", fd=4, addr=0x100,
+        len=16, pers=0x1c), sqe("OPENAT", fd=11, addr=0, pers=0x1c),
+        submit(), enter(1, 3), reg(12), sqe("NOP", pers=0x1c), submit(),
+        enter(1, 1), reg(12, 3)]),
+    "register-misc": (PLAIN, [
+        reg(7, 0x40), reg(7, 2), reg(4, 0), reg(4, 1), reg(5), reg(8),
+        enter(0x11, 0), reg(10, 19), reg(10, 20), reg(10, 26), reg(10, 27),
+        reg(10, 30), reg(10, 31), reg(10, 35)]),
+    # timeout.c, cancel.c, drain.c, msgring.c, splice.c.
+    "timeouts": (PLAIN, [
+        sqe("TIMEOUT", addr=0x100, len=1, off=0),
+        sqe("TIMEOUT", addr=0x110, len=1, off=2, rwf=0x40),
+        sqe("READ", fd=0, flags=LINK, addr=0x200, len=8),
+        sqe("LINK_TIMEOUT", addr=0x120, len=1),
+        sqe("TIMEOUT_REMOVE", addr=1, off=0x130, rwf=2), submit(),
+        sqe("TIMEOUT_REMOVE", addr=2), submit(), enter(1, 5)]),
+    "cancel-kinds": (PLAIN, [
+        sqe("READ", fd=0, addr=0x100, len=8),
+        sqe("RECV", fd=2, addr=0x200, len=8),
+        sqe("POLL_ADD", fd=13, rwf=1), submit(),
+        sqe("ASYNC_CANCEL", addr=1), sqe("ASYNC_CANCEL", fd=2, rwf=2),
+        sqe("ASYNC_CANCEL", rwf=4 | 1), submit(), enter(1, 6)]),
+    "drain-link-chain": (PLAIN, [
+        sqe("NOP", flags=LINK), sqe("READ", fd=0, flags=HARDLINK,
+        addr=0x100, len=4), sqe("NOP", flags=DRAIN), sqe("WRITE", fd=1,
+        addr=0x100, len=4), submit(), enter(1, 4)]),
+    "msg-ring-peer": (PEER, [
+        sqe("MSG_RING", fd=0x17, len=5, off=1),
+        sqe("MSG_RING", fd=0x17, addr=1, fidx=0x10 | 2, len=0),
+        sqe("MSG_RING", fd=7, len=1, rwf=1),
+        sqe("MSG_RING", fd=7, len=2, rwf=2, fidx=3), submit(),
+        enter(1, 4)]),
+    "splice-tee": (PLAIN, [
+        sqe("WRITE", fd=1, addr=0x100, len=100),
+        sqe("SPLICE", fd=0, fidx=3, len=50, off=-1 & 0xffffffffffffffff,
+        addr=-1 & 0xffffffffffffffff),
+        sqe("SPLICE", fd=4, fidx=1, len=64, addr=0, off=-1 & (2**64 - 1)),
+        sqe("TEE", fd=0, fidx=1, len=10), submit(), enter(1, 4)]),
+    "nop-flags": (BUFS | FILES, [
+        sqe("NOP", rwf=1, len=0xffffffea), sqe("NOP", rwf=2, fd=4),
+        sqe("NOP", rwf=2 | 4, fd=4), sqe("NOP", rwf=8, addr=0x8300),
+        sqe("NOP", rwf=16), sqe("NOP", rwf=32), submit(), enter(1, 6)]),
+    "rw-kinds": (PLAIN, [
+        sqe("WRITEV", fd=4, addr=0x100, len=3, off=0),
+        sqe("READV", fd=4, addr=0x200, len=2, off=10, rwf=8),
+        sqe("READ", fd=5, addr=0x300, len=8),
+        sqe("WRITE", fd=5, addr=0x300, len=8),
+        sqe("READ", fd=13, addr=0x400, len=8, rwf=8),
+        sqe("WRITE", fd=4, addr=0x100, len=8, rwf=0x10), submit(),
+        enter(1, 6)]),
+}
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "corpus", "sqe")
+    for name, (byte0, recs) in SEEDS.items():
+        with open(os.path.join(out, "gen-" + name), "wb") as f:
+            f.write(bytes([byte0]) + b"".join(recs))
+    print("wrote %d seeds to %s" % (len(SEEDS), out))
+
+
+if __name__ == "__main__":
+    main()
