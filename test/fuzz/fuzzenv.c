@@ -320,6 +320,27 @@ static void fix_iovecs(uint64_t a, unsigned int n)
 	}
 }
 
+/*
+ * For READV/WRITEV_FIXED: the iovecs moved into the buffer sqe-fuzz
+ * registers from the start (the arena's 0x8300, 4 KiB), most of them.
+ */
+static void fix_iovecs_fixed(uint64_t a, unsigned int n)
+{
+	struct iovec *iov = (struct iovec *)(uintptr_t)a;
+
+	if ((uint8_t *)iov < arena || (uint8_t *)iov >= arena + FZ_ARENA)
+		return;
+	for (unsigned int i = 0;
+	     i < n && (uint8_t *)(iov + i + 1) <= arena + FZ_ARENA; i++) {
+		size_t off = (uintptr_t)iov[i].iov_base & 0x7ff;
+
+		if (iov[i].iov_len & 0x10000)
+			continue;
+		iov[i].iov_base = arena + FZ_FIXED_BUF + off;
+		iov[i].iov_len &= 0x7ff;
+	}
+}
+
 static void fix_msghdr(uint64_t a)
 {
 	struct msghdr *m = (struct msghdr *)(uintptr_t)a;
@@ -574,6 +595,8 @@ static bool fix_new_ops(struct io_uring_sqe *sqe, struct fz_env *e)
 		if (sqe->len <= 1024) {
 			sqe->len &= 15;
 			fix_iovecs(sqe->addr, sqe->len);
+			if (!(sqe->off & 0x8000))
+				fix_iovecs_fixed(sqe->addr, sqe->len);
 		}
 		break;
 	case IORING_OP_URING_CMD:

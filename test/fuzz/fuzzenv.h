@@ -19,12 +19,13 @@
 #include <linux/io_uring.h>
 #include "rawring.h"
 
-#define FZ_ARENA    65536
-#define FZ_NFD	    16
-#define FZ_FD_BASE  200			  /* the environment's fds: 200..215 */
-#define FZ_MARK_MSG 0xa000000000000000ULL /* MSG_RING CQEs' user_data */
-#define FZ_MARK_TAG 0xb000000000000000ULL /* resource tags */
-#define FZ_MARK_OWN 0xc000000000000000ULL /* the harness's own SQEs */
+#define FZ_ARENA     65536
+#define FZ_FIXED_BUF 0x8300 /* sqe-fuzz's registered buffer: 4 KiB */
+#define FZ_NFD	     16
+#define FZ_FD_BASE   200		   /* the environment's fds: 200..215 */
+#define FZ_MARK_MSG  0xa000000000000000ULL /* MSG_RING CQEs' user_data */
+#define FZ_MARK_TAG  0xb000000000000000ULL /* resource tags */
+#define FZ_MARK_OWN  0xc000000000000000ULL /* the harness's own SQEs */
 
 struct fz_env {
 	int fd[FZ_NFD]; /* by slot; -1 / bad numbers included */

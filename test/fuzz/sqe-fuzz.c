@@ -47,6 +47,7 @@
  * finding). Then the ring and the environment are closed.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,6 +262,16 @@ static void hooks(struct run *u, uint8_t arg)
 	default:
 		nowait_hook_reissue_count();
 		nowait_hook_cpu_busy_cached();
+		/* The stats report on demand (stats.c's SIGUSR2 handler). */
+		if (arg & 1) {
+			struct sigaction sa;
+
+			/* Only the engine's handler: never the default. */
+			if (!sigaction(SIGUSR2, NULL, &sa) &&
+			    sa.sa_handler != SIG_DFL &&
+			    sa.sa_handler != SIG_IGN)
+				raise(SIGUSR2);
+		}
 		break;
 	}
 }
@@ -503,7 +514,8 @@ static void start_regs(struct run *u, uint8_t b)
 	if (b & 0x10)
 		pbuf_ring(u, 0, 0);
 	if (b & 0x20) {
-		uint8_t r[2] = {2, 0x83}; /* two buffers */
+		/* Two buffers, the first at FZ_FIXED_BUF. */
+		uint8_t r[2] = {2, FZ_FIXED_BUF >> 8};
 
 		do_register(u, r);
 	}
