@@ -708,12 +708,28 @@ static int poll_add_park(struct nw_ring *ring, struct nw_pollfd *pfd,
 	return NW_QUEUED;
 }
 
+/*
+ * An fd epoll refuses (EPERM) has no wait queue to wait on: as the
+ * kernel's __io_arm_poll_handler when nothing was queued, the mask now if
+ * one of the events is ready (a multishot poll ends with it: no
+ * F_MORE), else -EINVAL.
+ */
+static int poll_add_unwatchable(struct nw_req *req, unsigned int ready)
+{
+	if (!ready)
+		return -EINVAL;
+	req->flags &= ~NW_REQ_F_MSHOT;
+	req->res = (int)ready;
+	return NW_COMPLETE;
+}
+
 int nw_poll_add_issue(struct nw_req *req, unsigned int issue_flags)
 {
 	struct nw_ring *ring = req->ring;
 	struct pollfd p = {.fd = req->fd, .events = (short)req->poll_mask};
 	struct nw_pollfd *pfd;
 	struct nw_ring *t;
+	int ret;
 
 	if (req->fd < 0)
 		return -EBADF;
@@ -751,7 +767,14 @@ int nw_poll_add_issue(struct nw_req *req, unsigned int issue_flags)
 		if (nw_loop_ensure(&ring->loop))
 			goto err_unlock;
 		pfd = nw_fdcache_get(ring, req->fd, true);
-		if (!pfd || pollfd_watch(ring, pfd))
+		if (!pfd)
+			goto err_unlock;
+		ret = pollfd_watch(ring, pfd);
+		if (ret == -EPERM) { /* no wait queue: a file, a directory */
+			pthread_mutex_unlock(&ring->poll_lock);
+			return poll_add_unwatchable(req, ready);
+		}
+		if (ret)
 			goto err_unlock;
 		if (pfd->in_seq == seq0 || ready)
 			return poll_add_park(ring, pfd, req, ready);
