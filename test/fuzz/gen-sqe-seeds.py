@@ -257,7 +257,7 @@ SEEDS = {
     "hooks": (PLAIN, [
         sqe("READ", fd=0, addr=0x100, len=8), submit(),
         reg(15, 0x00), reg(15, 0x03), reg(15, 0x10), reg(15, 0x11),
-        reg(15, 0x30), reg(15, 0x31), reg(15, 0x40), reg(15, 0x41), reg(15, 0x24),
+        reg(15, 0x30), reg(15, 0x31), reg(15, 0x40), reg(15, 0x24),
         enter(1, 1)]),
     "personality": (PLAIN, [
         reg(11), sqe("NOP", pers=0x1c), sqe("READ", fd=4, addr=0x100,

@@ -47,7 +47,6 @@
  * finding). Then the ring and the environment are closed.
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -262,16 +261,6 @@ static void hooks(struct run *u, uint8_t arg)
 	default:
 		nowait_hook_reissue_count();
 		nowait_hook_cpu_busy_cached();
-		/* The stats report on demand (stats.c's SIGUSR2 handler). */
-		if (arg & 1) {
-			struct sigaction sa;
-
-			/* Only the engine's handler: never the default. */
-			if (!sigaction(SIGUSR2, NULL, &sa) &&
-			    sa.sa_handler != SIG_DFL &&
-			    sa.sa_handler != SIG_IGN)
-				raise(SIGUSR2);
-		}
 		break;
 	}
 }
