@@ -168,8 +168,8 @@ static void ring_release(struct nw_ring *ring)
 	ring->tmo_heap = NULL;
 	nw_ringmem_destroy(ring);
 	nw_sqpoll_release(ring);
-	if (!ring->stats) /* the exit report keeps it */
-		ring_bury(ring);
+	nw_stats_ring_gone(ring);
+	ring_bury(ring);
 }
 
 static struct nw_ring *ring_alloc(const struct io_uring_params *p)

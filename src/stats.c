@@ -34,6 +34,7 @@ struct nw_stats {
 
 static int stats_mode; /* 0 off, 1 table, 2 json */
 static struct nw_stats *all_stats;
+static bool exit_reported; /* the exit report ran: rings freed after, quietly */
 static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
 static const char *const path_names[NR_PATHS] = {
 	"inline", "parked", "reissued", "worker", "linked",
@@ -162,6 +163,25 @@ static void report_ring(FILE *f, const struct nw_stats *st, bool json)
 		fputs("}}\n", f);
 }
 
+/* The report's stream: NOWAIT_STATS_FILE (appended), or stderr; NULL. */
+static FILE *out_open(void)
+{
+	const char *path = getenv("NOWAIT_STATS_FILE");
+	int fd;
+
+	if (!path || !*path)
+		return stderr;
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	return fd >= 0 ? fdopen(fd, "a") : NULL;
+}
+
+static void out_close(FILE *f)
+{
+	fflush(f);
+	if (f != stderr)
+		fclose(f);
+}
+
 /*
  * At exit, each ring's submit side is taken so that the counters are read
  * whole; a SIGUSR2 report takes nothing (it may interrupt a holder) and
@@ -169,20 +189,17 @@ static void report_ring(FILE *f, const struct nw_stats *st, bool json)
  */
 static void report_all(bool from_signal)
 {
-	const char *path = getenv("NOWAIT_STATS_FILE");
-	FILE *f = stderr;
+	FILE *f = out_open();
 
-	if (path && *path) {
-		int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-			      0644);
-
-		f = fd >= 0 ? fdopen(fd, "a") : NULL;
-		if (!f)
-			return;
-	}
-	if (from_signal ? pthread_mutex_trylock(&all_lock)
-			: pthread_mutex_lock(&all_lock))
+	if (!f)
 		return;
+	if (from_signal ? pthread_mutex_trylock(&all_lock)
+			: pthread_mutex_lock(&all_lock)) {
+		out_close(f);
+		return;
+	}
+	if (!from_signal)
+		exit_reported = true;
 	for (struct nw_stats *st = all_stats; st; st = st->next) {
 		/* The submit side, as nw_submit_lock takes it. */
 		bool lock = !from_signal && !st->ring->lockless_cq;
@@ -194,9 +211,7 @@ static void report_all(bool from_signal)
 			pthread_mutex_unlock(&st->ring->submit_lock);
 	}
 	pthread_mutex_unlock(&all_lock);
-	fflush(f);
-	if (f != stderr)
-		fclose(f);
+	out_close(f);
 }
 
 static void report(void)
@@ -249,4 +264,32 @@ void nw_stats_ring(struct nw_ring *ring)
 	all_stats = st;
 	pthread_mutex_unlock(&all_lock);
 	ring->stats = st;
+}
+
+/*
+ * A ring is freed (nothing can submit on it now): its table is reported
+ * now, as the exit report would have, and dropped, so that a program that
+ * makes and lets go of many rings (a fuzzer's inputs) keeps none of them.
+ */
+void nw_stats_ring_gone(struct nw_ring *ring)
+{
+	struct nw_stats *st = ring->stats, **pp;
+	FILE *f;
+
+	if (!st)
+		return;
+	pthread_mutex_lock(&all_lock);
+	for (pp = &all_stats; *pp && *pp != st; pp = &(*pp)->next)
+		;
+	if (*pp)
+		*pp = st->next;
+	if (!exit_reported && (f = out_open())) {
+		report_ring(f, st, stats_mode == 2);
+		out_close(f);
+	}
+	pthread_mutex_unlock(&all_lock);
+	for (unsigned int op = 0; op < NW_OP_LAST; op++)
+		free(st->ops[op]);
+	free(st);
+	ring->stats = NULL;
 }
