@@ -712,6 +712,15 @@ int nw_optable_check(const struct nw_issue_def *issue, unsigned int nr_issue,
 	return -1;
 }
 
+/* The first opcode where NW_TRIVIAL_OPS and the trivial bits differ, or -1. */
+int nw_trivial_mask_check(const struct nw_issue_def *issue)
+{
+	for (unsigned int op = 0; op < NW_OP_TABLE_SIZE; op++)
+		if (issue[op].trivial != nw_op_trivial(op))
+			return (int)op;
+	return -1;
+}
+
 void nw_optable_init(void)
 {
 	const char *why;
@@ -720,6 +729,10 @@ void nw_optable_init(void)
 				  nw_cold_defs, NW_ARRAY_SIZE(nw_cold_defs),
 				  &why);
 
+	if (op < 0) {
+		op = nw_trivial_mask_check(nw_issue_defs);
+		why = "trivial bit and NW_TRIVIAL_OPS differ";
+	}
 	if (op < 0)
 		return;
 	snprintf(msg, sizeof(msg), "opcode table: opcode %d: %s", op, why);

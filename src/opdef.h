@@ -44,6 +44,18 @@ struct nw_issue_def {
 	int (*issue)(struct nw_req *req, unsigned int issue_flags);
 } __attribute__((aligned(32))); /* a def's index is one shift */
 
+/*
+ * The opcodes marked trivial in nw_issue_defs, as a mask of opcodes below
+ * 64, for the submit fast loop: a constant test, no table load per SQE.
+ * nw_optable_init checks that it names exactly the trivial ones.
+ */
+#define NW_TRIVIAL_OPS (1ULL << IORING_OP_NOP)
+
+static inline bool nw_op_trivial(unsigned int opcode)
+{
+	return opcode < 64 && ((NW_TRIVIAL_OPS >> opcode) & 1);
+}
+
 struct nw_cold_def {
 	const char *name;
 	/* sqe->addr names a path: the trace (trace.c) shows it as a string. */
@@ -74,6 +86,8 @@ static inline bool nw_op_supported(unsigned int opcode)
 int nw_optable_check(const struct nw_issue_def *issue, unsigned int nr_issue,
 		     const struct nw_cold_def *cold, unsigned int nr_cold,
 		     const char **why);
+/* The first opcode whose trivial bit NW_TRIVIAL_OPS gets wrong, or -1. */
+int nw_trivial_mask_check(const struct nw_issue_def *issue);
 /* Check the engine's own tables, once; nw_bug on a violation. */
 void nw_optable_init(void);
 

@@ -439,49 +439,82 @@ static inline int submit_fast(struct nw_ring *ring,
 }
 
 /*
+ * Whether the fast loop may post an SQE's CQE itself: a trivial opcode
+ * (NW_TRIVIAL_OPS) with no SQE flags, ioprio, personality or rw_flags.
+ * The word at the SQE's start is opcode, flags and ioprio: below 64 only
+ * when the last two are 0. With NOP (0) the only trivial opcode the
+ * compiler makes it one test of the three words or'ed together.
+ */
+static __attribute__((always_inline)) inline bool
+sqe_trivial(const struct io_uring_sqe *sqe)
+{
+	uint32_t word = READ_ONCE(*(const uint32_t *)sqe);
+	uint32_t rest = READ_ONCE(sqe->rw_flags) | READ_ONCE(sqe->personality);
+
+	return !rest && nw_op_trivial(word);
+}
+
+/*
  * The fast path in bulk, for lockless rings with reserved CQ room: post
  * the CQEs of consecutive flag-free SQEs of trivial ops (opdef.h) with no
  * call, the ring's hot fields in locals (CQE stores may alias anything,
- * so fields read through ring would be reloaded after each one). Stops
- * without consuming at the first SQE it cannot finish: another opcode,
- * flags, an invalid index; the general path takes that one. has_array is
- * a constant at each call site, so the compiler makes a loop without the
- * index-array test for NO_SQARRAY rings. Returns the new SQ head.
+ * so fields read through ring would be reloaded after each one). It goes
+ * in stretches that wrap neither the SQ nor the CQ, so the SQ index, the
+ * SQE (NO_SQARRAY) and the CQE slot each move by one step, with no mask.
+ * Stops without consuming at the first SQE it cannot finish: another
+ * opcode, flags, an invalid index; the general path takes that one.
+ * has_array is a constant at each call site, so the compiler makes a
+ * loop without the index array for NO_SQARRAY rings. Returns the new SQ
+ * head.
  */
 static __attribute__((always_inline)) inline unsigned int
 fast_loop(struct nw_ring *ring, unsigned int sq_head, unsigned int end,
 	  bool has_array)
 {
-	const unsigned int *array = ring->sq_array;
+	const unsigned int *const array = ring->sq_array;
 	const unsigned int sq_mask = ring->sq_mask, cq_mask = ring->cq_mask;
 	const unsigned int nr_sqes = ring->sq_entries, shift = ring->sqe_shift;
 	const char *const sqes = ring->sqes;
-	const struct nw_issue_def *const defs = nw_issue_defs;
 	char *const cqes = nw_cq_entries(ring);
-	unsigned int cq_tail = ring->cached_cq_tail - sq_head;
+	unsigned int cq_tail = ring->cached_cq_tail, n, done;
 
-	for (; sq_head != end; sq_head++) {
-		unsigned int idx = sq_head & sq_mask;
-		const struct io_uring_sqe *sqe;
-		uint32_t word;
+	while (sq_head != end) {
+		unsigned int sq_pos = sq_head & sq_mask,
+			     cq_pos = cq_tail & cq_mask;
+		const unsigned int *a = array + sq_pos;
+		const char *next = sqes + ((size_t)sq_pos << shift);
+		char *const first = cqes + ((size_t)cq_pos << 4);
+		char *cqe = first, *stop;
 
-		if (has_array) {
-			idx = READ_ONCE(array[idx]);
-			if (unlikely(idx >= nr_sqes))
+		n = end - sq_head;
+		if (n > sq_mask + 1 - sq_pos)
+			n = sq_mask + 1 - sq_pos;
+		if (n > cq_mask + 1 - cq_pos)
+			n = cq_mask + 1 - cq_pos;
+		for (stop = first + ((size_t)n << 4); cqe != stop; cqe += 16) {
+			const struct io_uring_sqe *sqe = (const void *)next;
+
+			if (has_array) {
+				unsigned int idx = READ_ONCE(*a++);
+
+				if (unlikely(idx >= nr_sqes))
+					break;
+				sqe = (const void *)(sqes +
+						     ((size_t)idx << shift));
+			} else {
+				next += (size_t)1 << shift;
+			}
+			if (unlikely(!sqe_trivial(sqe)))
 				break;
+			nw_cqe16_write_ok(cqe, &sqe->user_data);
 		}
-		sqe = (const void *)(sqes + ((size_t)idx << shift));
-		/* opcode, flags and ioprio in one load: flags, ioprio 0 */
-		word = READ_ONCE(*(const uint32_t *)sqe);
-		if (unlikely((word & 0xffffff00) ||
-			     !defs[word & 0xff].trivial ||
-			     READ_ONCE(sqe->rw_flags) ||
-			     READ_ONCE(sqe->personality)))
+		done = (unsigned int)((size_t)(cqe - first) >> 4);
+		sq_head += done;
+		cq_tail += done;
+		if (done != n)
 			break;
-		nw_cqe16_write(cqes, (cq_tail + sq_head) & cq_mask,
-			       READ_ONCE(sqe->user_data), 0, 0);
 	}
-	ring->cached_cq_tail = cq_tail + sq_head;
+	ring->cached_cq_tail = cq_tail;
 	return sq_head;
 }
 

@@ -9,7 +9,10 @@
  * injected result, CQE_SKIP_SUCCESS, an unknown opcode that ends the
  * batch) and take up again; and a NOP the fast loop must not complete
  * because of a field it checks (ioprio, an unregistered personality, an
- * unknown NOP flag), which fails -EINVAL and ends the batch.
+ * unknown NOP flag), which fails -EINVAL and ends the batch. The loop
+ * runs in stretches that wrap neither the SQ nor the CQ: a batch with a
+ * bad SQE at each place, at every offset of the SQ against the CQ, the
+ * index array naming SQEs out of order, and an index out of range.
  * Semantics: io_uring.c io_submit_sqes/io_get_sqe/io_init_req, nop.c.
  */
 #include <unistd.h>
@@ -161,6 +164,151 @@ static void test_rejects(unsigned int flags)
 	t_ring_exit(&r);
 }
 
+/*
+ * SQ position pos names SQE slot (3 pos + rot) mod ENTRIES in the index
+ * array, a bijection over any ENTRIES positions in a row; without the
+ * array the slot is the position's.
+ */
+static struct io_uring_sqe *sqe_for(struct t_ring *r, unsigned int pos,
+				    unsigned int rot)
+{
+	unsigned int mask = ENTRIES - 1, slot = pos & mask;
+
+	if (r->sq_array) {
+		slot = (3 * pos + rot) & mask;
+		r->sq_array[pos & mask] = slot;
+	}
+	return &r->sqes[slot << t_sqe_shift(r)];
+}
+
+/* How the bad SQE of a batch is bad (test_stretches). */
+enum stretch_bad {
+	BAD_OPCODE,
+	BAD_IOPRIO,
+	BAD_PERSONALITY,
+	BAD_NOP_FLAG,
+	BAD_INDEX,
+	NR_BAD
+};
+
+/* Publish ENTRIES NOPs from ud on, the one at bad made bad by how. */
+static void queue_batch(struct t_ring *r, uint64_t ud, unsigned int bad,
+			enum stretch_bad how, unsigned int rot)
+{
+	unsigned int tail = *r->sq_tail, i;
+	struct io_uring_sqe *sqe;
+
+	for (i = 0; i < ENTRIES; i++) {
+		sqe = sqe_for(r, tail + i, rot);
+		t_prep_nop(sqe, ud + i);
+		if (i != bad)
+			continue;
+		if (how == BAD_OPCODE)
+			sqe->opcode = 255;
+		else if (how == BAD_IOPRIO)
+			sqe->ioprio = 1;
+		else if (how == BAD_PERSONALITY)
+			sqe->personality = 1;
+		else if (how == BAD_NOP_FLAG)
+			sqe->rw_flags = 1U << 30;
+		else
+			r->sq_array[(tail + i) & (ENTRIES - 1)] = ENTRIES;
+	}
+	__atomic_store_n(r->sq_tail, tail + ENTRIES, __ATOMIC_RELEASE);
+}
+
+/*
+ * NOPs in batches of at most ENTRIES, skip (CQE_SKIP_SUCCESS: no CQE)
+ * or not, each batch reaped and checked; *ud is the next user_data.
+ */
+static void run_nops(struct t_ring *r, unsigned int nr, bool skip, uint64_t *ud)
+{
+	unsigned int n, i;
+
+	for (; nr; nr -= n) {
+		n = nr < ENTRIES ? nr : ENTRIES;
+		for (i = 0; i < n; i++) {
+			struct io_uring_sqe *sqe =
+				sqe_for(r, *r->sq_tail + i, 0);
+
+			t_prep_nop(sqe, *ud + i);
+			sqe->flags = skip ? IOSQE_CQE_SKIP_SUCCESS : 0;
+		}
+		__atomic_store_n(r->sq_tail, *r->sq_tail + n, __ATOMIC_RELEASE);
+		T_ASSERT_EQ(t_enter(r->fd, n, 0, 0, NULL, 0), (int)n);
+		for (i = 0; i < n && !skip; i++)
+			expect(r, *ud + i, 0);
+		T_ASSERT_EQ(t_cq_ready(r), 0);
+		*ud += n;
+	}
+}
+
+/* Bring the SQ tail to position sq and the CQ tail to cq (mod sizes). */
+static void move_to(struct t_ring *r, unsigned int sq, unsigned int cq,
+		    uint64_t *ud)
+{
+	unsigned int cq_size = *r->cq_entries;
+
+	run_nops(r, (cq - *r->cq_tail) & (cq_size - 1), false, ud);
+	run_nops(r, (sq - *r->sq_tail) & (ENTRIES - 1), true, ud);
+	T_ASSERT_EQ(*r->sq_tail & (ENTRIES - 1), sq);
+	T_ASSERT_EQ(*r->cq_tail & (cq_size - 1), cq);
+}
+
+/*
+ * A batch of ENTRIES NOPs from every pair of SQ and CQ positions, with a
+ * bad one at each place (none at bad == ENTRIES), so that the stretches
+ * end everywhere: the ones before it complete, a bad SQE fails -EINVAL
+ * and ends the batch, a bad index is dropped (sq_dropped, no CQE, not
+ * counted) and ends it too; the rest wait for the next enter.
+ */
+static void test_stretches(unsigned int flags)
+{
+	unsigned int pos, bad, before, dropped = 0, nr_pos;
+	enum stretch_bad how;
+	uint64_t ud = 1, i;
+	struct t_ring r;
+	int want;
+
+	ring_open(&r, flags);
+	nr_pos = ENTRIES * *r.cq_entries;
+	for (pos = 0; pos < nr_pos; pos++) {
+		how = (enum stretch_bad)(pos % NR_BAD);
+		if (how == BAD_INDEX && !r.sq_array)
+			how = BAD_OPCODE;
+		for (bad = 0; bad <= ENTRIES; bad++) {
+			move_to(&r, pos % ENTRIES, pos / ENTRIES, &ud);
+			before = bad < ENTRIES ? bad : ENTRIES;
+			want = bad == ENTRIES	  ? ENTRIES
+			       : how == BAD_INDEX ? (int)bad
+						  : (int)bad + 1;
+			queue_batch(&r, ud, bad, how, pos + bad);
+			T_ASSERT_EQ(t_enter(r.fd, ENTRIES, 0, 0, NULL, 0),
+				    want);
+			for (i = 0; i < before; i++)
+				expect(&r, ud + i, 0);
+			if (bad < ENTRIES && how == BAD_INDEX)
+				T_ASSERT_EQ(*r.sq_dropped, ++dropped);
+			else if (bad < ENTRIES)
+				expect(&r, ud + bad, -EINVAL);
+			T_ASSERT_EQ(t_cq_ready(&r), 0);
+			if (bad + 1 < ENTRIES) {
+				want = (int)(ENTRIES - bad - 1);
+				T_ASSERT_EQ(*r.sq_tail - *r.sq_head, want);
+				T_ASSERT_EQ(t_enter(r.fd, want, 0, 0, NULL, 0),
+					    want);
+				for (i = bad + 1; i < ENTRIES; i++)
+					expect(&r, ud + i, 0);
+			}
+			T_ASSERT_EQ(*r.sq_tail, *r.sq_head);
+			T_ASSERT_EQ(t_cq_ready(&r), 0);
+			ud += ENTRIES;
+		}
+	}
+	T_ASSERT_EQ(*r.sq_dropped, dropped);
+	t_ring_exit(&r);
+}
+
 int main(void)
 {
 	unsigned int s;
@@ -171,6 +319,7 @@ int main(void)
 		test_laps(shapes[s]);
 		test_handover(shapes[s]);
 		test_rejects(shapes[s]);
+		test_stretches(shapes[s]);
 	}
 	return T_EXIT_PASS;
 }

@@ -2,7 +2,8 @@
 /*
  * The opcode tables (src/opdef.c) and what they mean at the ABI:
  * - the start-up check (nw_optable_check) passes on the engine's tables
- *   and catches each rule broken in a copy of them;
+ *   and catches each rule broken in a copy of them; the submit fast
+ *   loop's constant NW_TRIVIAL_OPS names exactly the trivial opcodes;
  * - the probe reports exactly the table's implemented opcodes, each with
  *   a prep, an issue and a name (user engine);
  * - every opcode the probe leaves unsupported, and every byte value past
@@ -82,6 +83,15 @@ static void test_check(void)
 	EXPECT_BAD(IORING_OP_NOP);
 	issue_copy[IORING_OP_READ].trivial = 1;
 	EXPECT_BAD(IORING_OP_READ);
+	/* The fast loop's constant mask names the trivial opcodes. */
+	T_ASSERT_EQ(nw_trivial_mask_check(nw_issue_defs), -1);
+	issue_copy[IORING_OP_MSG_RING].always_inline = 1;
+	issue_copy[IORING_OP_MSG_RING].trivial = 1;
+	T_ASSERT_EQ(nw_trivial_mask_check(issue_copy), IORING_OP_MSG_RING);
+	issue_copy[IORING_OP_MSG_RING] = nw_issue_defs[IORING_OP_MSG_RING];
+	issue_copy[IORING_OP_NOP].trivial = 0;
+	T_ASSERT_EQ(nw_trivial_mask_check(issue_copy), IORING_OP_NOP);
+	reset_copies();
 	issue_copy[IORING_OP_TIMEOUT].pollin = 1;
 	EXPECT_BAD(IORING_OP_TIMEOUT);
 	issue_copy[IORING_OP_RECV].pollout = 1;
