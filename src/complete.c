@@ -234,15 +234,6 @@ void nw_submit_unlock(struct nw_ring *ring)
 	pthread_mutex_unlock(&ring->submit_lock);
 }
 
-/* Free CQ slots as the program's head says; a bogus head gives 0. */
-static unsigned int cq_space(struct nw_ring *ring)
-{
-	unsigned int queued =
-		ring->cached_cq_tail - load_acquire(ring->cq_head);
-
-	return queued >= ring->cq_entries ? 0 : ring->cq_entries - queued;
-}
-
 /*
  * Does c fit in the space left (taken off it if so)? On a CQE_MIXED ring
  * a 32-byte CQE takes two slots and never wraps: at the last slot a
@@ -320,7 +311,7 @@ static void cq_overflow(struct nw_ring *ring, const struct nw_cqe *c)
 static void cq_fill(struct nw_ring *ring, const struct nw_cqe *c,
 		    unsigned int n)
 {
-	unsigned int space = ring->ovf_head ? 0 : cq_space(ring);
+	unsigned int space = ring->ovf_head ? 0 : nw_cq_space(ring);
 	unsigned int i;
 
 	for (i = 0; i < n && cq_fits(ring, &c[i], &space); i++)
@@ -389,17 +380,6 @@ static void cq_wake(struct nw_ring *ring)
 		ring_wake(ring);
 }
 
-/*
- * Start a submit batch. With no backlog, reserve the CQ room the program
- * has left us, so that inline completions go straight into the ring
- * (16-byte CQEs only); the tail is published once, at the flush.
- */
-void nw_cq_begin_batch(struct nw_ring *ring)
-{
-	if (!ring->ovf_head && ring->cqe_shift == 4 && !ring->cqe_mixed)
-		ring->cq_room = cq_space(ring);
-}
-
 /* Write the inline batch: one lock, one tail publish, one wakeup. */
 void nw_cq_flush_batch(struct nw_ring *ring)
 {
@@ -447,7 +427,7 @@ bool nw_cq_flush_overflow(struct nw_ring *ring)
 
 	if (!ring->ovf_head)
 		return false;
-	space = cq_space(ring);
+	space = nw_cq_space(ring);
 	while (ring->ovf_head && cq_fits(ring, &ring->ovf_head->cqe, &space)) {
 		struct nw_ovf *ovf = ring->ovf_head;
 
@@ -474,7 +454,7 @@ bool nw_cq_flush_overflow(struct nw_ring *ring)
  */
 bool nw_cq_has_room(struct nw_ring *ring)
 {
-	return !ring->ovf_head && cq_space(ring) > ring->nr_batch;
+	return !ring->ovf_head && nw_cq_space(ring) > ring->nr_batch;
 }
 
 /*
@@ -484,18 +464,10 @@ bool nw_cq_has_room(struct nw_ring *ring)
  */
 bool nw_cq_full(struct nw_ring *ring)
 {
-	return ring->ovf_head || cq_space(ring) <= ring->nr_batch;
+	return ring->ovf_head || nw_cq_space(ring) <= ring->nr_batch;
 }
 
 /* CQEs the program can see now (clamped like the kernel's). */
-unsigned int nw_cq_ready(struct nw_ring *ring)
-{
-	unsigned int n =
-		load_acquire(ring->cq_tail) - load_acquire(ring->cq_head);
-
-	return n > ring->cq_entries ? ring->cq_entries : n;
-}
-
 /* The batch path of nw_cq_add: no reserved room left. */
 void nw_cq_add_batch(struct nw_ring *ring, const struct nw_req *req, int res)
 {

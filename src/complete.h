@@ -87,11 +87,9 @@ void nw_run_tw(struct nw_ring *ring);
 void nw_run_tw_trylock(struct nw_ring *ring);
 struct nw_req *nw_req_complete_inline(struct nw_req *req);
 void nw_req_set_fail(struct nw_req *req, int res);
-void nw_cq_begin_batch(struct nw_ring *ring);
 void nw_cq_add_batch(struct nw_ring *ring, const struct nw_req *req, int res);
 void nw_cq_flush_batch(struct nw_ring *ring);
 bool nw_cq_flush_overflow(struct nw_ring *ring);
-unsigned int nw_cq_ready(struct nw_ring *ring);
 /* No room for one more CQE without overflowing (submit side). */
 bool nw_cq_full(struct nw_ring *ring);
 /* Room for one more CQE, behind the batch and any backlog. Submit side. */
@@ -103,6 +101,38 @@ struct nw_req *nw_req_alloc(struct nw_ring *ring);
 void nw_req_free(struct nw_ring *ring, struct nw_req *req);
 /* Teardown, every request freed: the cache's memory goes. */
 void nw_req_cache_free(struct nw_ring *ring);
+
+/* CQEs the program has not reaped yet (at most the CQ's size). */
+static inline unsigned int nw_cq_ready(const struct nw_ring *ring)
+{
+	unsigned int n =
+		load_acquire(ring->cq_tail) - load_acquire(ring->cq_head);
+
+	return n > ring->cq_entries ? ring->cq_entries : n;
+}
+
+/*
+ * Free CQ slots behind the submit side's own tail, as the program's head
+ * says; a bogus head gives 0. Submit side.
+ */
+static inline unsigned int nw_cq_space(const struct nw_ring *ring)
+{
+	unsigned int queued =
+		ring->cached_cq_tail - load_acquire(ring->cq_head);
+
+	return queued >= ring->cq_entries ? 0 : ring->cq_entries - queued;
+}
+
+/*
+ * Start a submit batch. With no backlog, reserve the CQ room the program
+ * has left us, so that inline completions go straight into the ring
+ * (16-byte CQEs only); the tail is published once, at the flush.
+ */
+static inline void nw_cq_begin_batch(struct nw_ring *ring)
+{
+	if (!ring->ovf_head && ring->cqe_shift == 4 && !ring->cqe_mixed)
+		ring->cq_room = nw_cq_space(ring);
+}
 
 /*
  * Queue req's CQE (with res) into the current submit batch, straight into
