@@ -40,7 +40,8 @@ NW_EXPORT int nowait_setup(unsigned int entries, struct io_uring_params *p)
  * submit_lock elsewhere; work other threads queued meanwhile is run before
  * leaving (nw_run_tw_trylock rechecks after the unlock).
  */
-static int submit(struct nw_ring *ring, unsigned int to_submit)
+static __attribute__((always_inline)) inline int submit(struct nw_ring *ring,
+							unsigned int to_submit)
 {
 	int ret;
 
@@ -106,8 +107,9 @@ static struct nw_ring *foreign_own(struct nw_ring *ring, bool submits)
 static __thread struct nw_sighold enter_hold
 	__attribute__((tls_model("initial-exec")));
 
-static int submit_for_wait(struct nw_ring *ring, unsigned int to_submit,
-			   unsigned int min_complete, unsigned int flags)
+static __attribute__((always_inline)) inline int
+submit_for_wait(struct nw_ring *ring, unsigned int to_submit,
+		unsigned int min_complete, unsigned int flags)
 {
 	if (likely(!(flags & IORING_ENTER_GETEVENTS) || !min_complete ||
 		   nw_sighold_cur))
@@ -121,9 +123,10 @@ static int submit_for_wait(struct nw_ring *ring, unsigned int to_submit,
 	return submit(ring, to_submit);
 }
 
-static long enter_ring(struct nw_ring *ring, int fd, unsigned int to_submit,
-		       unsigned int min_complete, unsigned int flags,
-		       const void *arg, size_t argsz);
+static inline long enter_ring(struct nw_ring *ring, int fd,
+			      unsigned int to_submit, unsigned int min_complete,
+			      unsigned int flags, const void *arg,
+			      size_t argsz);
 
 /* A forked child's enter on its parent's ring (foreign_refuse). */
 static long foreign_enter(struct nw_ring *ring, int fd, unsigned int to_submit,
@@ -168,9 +171,11 @@ static long enter(int fd, unsigned int to_submit, unsigned int min_complete,
 	return enter_ring(ring, fd, to_submit, min_complete, flags, arg, argsz);
 }
 
-static long enter_ring(struct nw_ring *ring, int fd, unsigned int to_submit,
-		       unsigned int min_complete, unsigned int flags,
-		       const void *arg, size_t argsz)
+/* Inline in enter, the hot path; foreign_enter has a copy of its own. */
+static __attribute__((always_inline)) inline long
+enter_ring(struct nw_ring *ring, int fd, unsigned int to_submit,
+	   unsigned int min_complete, unsigned int flags, const void *arg,
+	   size_t argsz)
 {
 	int ret = 0, ret2;
 
