@@ -112,6 +112,25 @@ static inline unsigned int nw_cq_ready(const struct nw_ring *ring)
 }
 
 /*
+ * A GETEVENTS for min_complete CQEs that has nothing to do (enter's, when
+ * its submit posted them): no EXT_ARG to check, nothing parked (wait.c's
+ * defer_look), no task work, backlog or lost aux CQE (run_task_work),
+ * and the CQEs there. nw_wait returns 0 at once then; enter does not
+ * call it.
+ */
+static inline bool nw_wait_needless(const struct nw_ring *ring,
+				    unsigned int min_complete,
+				    unsigned int flags)
+{
+	return !(flags & IORING_ENTER_EXT_ARG) &&
+	       !__atomic_load_n(&ring->nr_parked, __ATOMIC_RELAXED) &&
+	       !__atomic_load_n(&ring->tw_head, __ATOMIC_ACQUIRE) &&
+	       !READ_ONCE(ring->ovf_head) &&
+	       !__atomic_load_n(&ring->aux_lost, __ATOMIC_RELAXED) &&
+	       nw_cq_ready(ring) >= min_complete;
+}
+
+/*
  * Free CQ slots behind the submit side's own tail, as the program's head
  * says; a bogus head gives 0. Submit side.
  */

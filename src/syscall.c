@@ -194,7 +194,9 @@ enter_ring(struct nw_ring *ring, int fd, unsigned int to_submit,
 		    ring->submitter_tid != nw_gettid() &&
 		    (ring->flags & IORING_SETUP_DEFER_TASKRUN))
 			return ret ? ret : -EEXIST;
-		ret2 = nw_wait(ring, min_complete, flags, arg, argsz);
+		ret2 = likely(nw_wait_needless(ring, min_complete, flags))
+			       ? 0
+			       : nw_wait(ring, min_complete, flags, arg, argsz);
 		if (!ret)
 			ret = ret2;
 	}

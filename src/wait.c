@@ -534,18 +534,8 @@ int nw_wait(struct nw_ring *ring, unsigned int min_complete, unsigned int flags,
 	sigset_t all;
 	int ret;
 
-	/*
-	 * The wait the submit's own CQEs satisfied, nothing else to do (the
-	 * checks below would find what this finds): no argument to check,
-	 * nothing parked for defer_look, no task work, backlog or lost aux
-	 * CQE for run_task_work.
-	 */
-	if (likely(!(flags & IORING_ENTER_EXT_ARG) &&
-		   !__atomic_load_n(&ring->nr_parked, __ATOMIC_RELAXED) &&
-		   !__atomic_load_n(&ring->tw_head, __ATOMIC_ACQUIRE) &&
-		   !READ_ONCE(ring->ovf_head) &&
-		   !__atomic_load_n(&ring->aux_lost, __ATOMIC_RELAXED) &&
-		   nw_cq_ready(ring) >= min_complete))
+	/* The checks below would find what this finds (complete.h). */
+	if (likely(nw_wait_needless(ring, min_complete, flags)))
 		return 0;
 	wa.sig = NULL;
 	ret = nw_get_ext_arg(ring, flags, arg, argsz, &wa.ea);
