@@ -172,6 +172,17 @@ static void ring_release(struct nw_ring *ring)
 	ring_bury(ring);
 }
 
+/*
+ * The exit report's counters, for a ring that is made: from then on the
+ * report holds it (ring_release keeps it), so a setup that fails later
+ * must not have given them (its ring is freed at once).
+ */
+static void ring_stats(struct nw_ring *ring)
+{
+	if (nw_stats_init())
+		nw_stats_ring(ring);
+}
+
 static struct nw_ring *ring_alloc(const struct io_uring_params *p)
 {
 	struct nw_ring *ring = calloc(1, sizeof(*ring));
@@ -202,9 +213,8 @@ static struct nw_ring *ring_alloc(const struct io_uring_params *p)
 	ring->poll_ops = &nw_ring_poll_ops;
 	ring->release = ring_release;
 	ring->poll_evfd = -1;
+	/* Its counters come when it is made (ring_stats), not before. */
 	ring->trace_on = nw_trace_init() | nw_stats_init();
-	if (nw_stats_init())
-		nw_stats_ring(ring);
 	pthread_mutex_init(&ring->submit_lock, NULL);
 	pthread_mutex_init(&ring->wake_lock, NULL);
 	pthread_mutex_init(&ring->reg_lock, NULL);
@@ -248,6 +258,7 @@ static int setup_publish(struct nw_ring *ring, int fd, unsigned int flags)
 {
 	int index;
 
+	ring_stats(ring);
 	nw_tctx_add();		  /* __io_uring_add_tctx_node */
 	nw_regwq_task_init(ring); /* and its io_wq, made with the first ring */
 	if (!(flags & IORING_SETUP_REGISTERED_FD_ONLY)) {
@@ -417,6 +428,7 @@ static struct nw_ring *adopt_new(struct nw_ring *old)
 	ring->evfd_last_tail = ring->cached_cq_tail;
 	ring->forked = true;
 	ring->fork_child = true;
+	ring_stats(ring);
 	return ring;
 }
 
