@@ -238,8 +238,31 @@ OPS = (sqe(8, 0, 4, 0x80, 0, 1, 8) + sqe(5, 0, 1, 0x20, 0x80, 0, 2)
        + sqe(12, 0, 0, 0, 0) + sqe(12, 0, 0, 0, 3) + SUBMIT + sqe(0)
        + SUBMIT + WAIT + WAIT)
 seeds["ops-rsrc"] = header() + OPS
+# EPOLL_CTL on the environment's epoll set (add the pipe, mod, del, bad),
+# then EPOLL_WAIT that finds it ready, and one that parks till a write.
+seeds["ops-epoll"] = header() + sqe(13, 0, 0, 0, 0, 0, 1) + sqe(
+    5, 0, 1, 0, 0x80, 0, 1) + sqe(14, 0, 0, 0, 0, 0, 4) + sqe(
+        13, 0, 0, 0, 1, 0, 3) + sqe(13, 0, 0, 0, 0, 0, 2) + sqe(
+            13, 0, 2, 0, 2, 4, 1) + SUBMIT + WAIT + sqe(
+                13, 0, 2, 0, 0, 0, 1) + sqe(14, 0, 0, 0, 0, 0, 4) + SUBMIT + \
+    sqe(5, 0, 3, 0, 0, 0, 1) + SUBMIT + WAIT + WAIT + sqe(14, 0, 4, 0, 2, 4, 1)
 seeds["ops-rsrc-sqpoll"] = header(SQPOLL) + OPS
 seeds["ops-rsrc-defer"] = header(SINGLE_ISSUER | DEFER) + OPS
+
+# Buffers in memory pin.c looks at: read-only, shared anonymous, a shared
+# file mapping, two mappings side by side, at an offset, too long.
+seeds["bufs-pin"] = header() + b"".join(
+    reg(2, 1, m, 0, 0, 0, 1) + reg(1, 0, alt=True)
+    for m in (0x0c, 0x0d, 0x0e, 0x0f, 0x2f, 0x4d, 0x1d)) + reg(
+        2, 4, 0x0d, 0x0f, 0x4d, 0x01, 1) + reg(3, 0, 0x0c, 0x0e, 0, 0, 1)
+# A personality of other credentials (another egid, a group), used by a
+# read that a worker runs (IOSQE_ASYNC): the worker switches and back.
+seeds["personality-creds"] = header() + reg(10, 3, 1, 3, 2) + reg(
+    10, 3, 2, 1, 5) + sqe(3, 0x10, 4, 0, 0, 0xc8, 8) + sqe(
+        3, 0x10, 4, 0x10, 0, 0xd0, 8) + sqe(3, 0, 4, 0x20, 0, 0xc8, 8) + \
+    SUBMIT + WAIT + WAIT + WAIT
+seeds["personality-creds-sqpoll"] = header(SQPOLL) + reg(10, 3, 1, 1, 2) + \
+    sqe(3, 0x10, 4, 0, 0, 0xc8, 8) + sqe(0, 0, 0, 0, 0, 0xc8) + SUBMIT + WAIT
 
 for name, data in seeds.items():
     with open(f"{root}/{name}", "wb") as f:

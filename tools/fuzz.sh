@@ -18,7 +18,9 @@
 # function's edges are counted from the harness that reached most of
 # them, not summed), then the total, and a line naming the files below
 # FUZZ_COV_MIN percent (40; printed, not failed). FUZZ_COV=san prints the
-# same figure from the sanitizer build instead (the older, lower one).
+# same figure from the sanitizer build instead (the older, lower one);
+# FUZZ_COV_ONLY=1 skips the runs and prints the coverage of the corpora
+# as they are (after a run, of its work corpus too).
 #
 # Environment: FUZZ_S (seconds per harness), FUZZ_ONLY (one harness),
 # FUZZ_DIFF=report (diff-fuzz lists the kinds of differences it finds,
@@ -86,7 +88,9 @@ for h in $HARNESSES; do
 done
 
 fail=0
-for h in $HARNESSES; do
+# FUZZ_COV_ONLY=1: no runs, the coverage of the corpora there are.
+[ -n "${FUZZ_COV_ONLY:-}" ] && HARN_RUN= || HARN_RUN=$HARNESSES
+for h in $HARN_RUN; do
 	corpus=test/fuzz/corpus/${h%-fuzz}
 	work=$OUT/corpus-${h%-fuzz}
 	mkdir -p "$work"
@@ -143,6 +147,7 @@ cov=$OUT/coverage.txt
 bin=cov/
 [ "${FUZZ_COV:-}" = san ] && bin=
 for h in $HARNESSES; do
+	mkdir -p "$OUT/corpus-${h%-fuzz}"
 	(cd "$OUT/out" && FZ_DIFF_LOG=1 FZ_ALLOWLIST=$ROOT/test/fuzz/allowlist.txt \
 		"../$bin$h" -runs=0 -print_coverage=1 -timeout=20 \
 		"$ROOT/$OUT/corpus-${h%-fuzz}" "$ROOT/test/fuzz/corpus/${h%-fuzz}") \

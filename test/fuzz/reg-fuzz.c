@@ -43,10 +43,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
 #include <unistd.h>
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <nowait.h>
 #include <nowait-abi.h>
@@ -317,6 +319,37 @@ static void reg_files_update(struct run *u, const uint8_t *a, bool vi)
 	}
 }
 
+/*
+ * Memory a buffer may not be pinned from, or may (pin.c): read-only, a
+ * shared anonymous mapping, a shared mapping of a file on a disk
+ * filesystem (FOLL_LONGTERM refuses it), two mappings side by side.
+ */
+static uint8_t *odd_mem[4];
+
+static void odd_mem_init(void)
+{
+	int f = open("reg-fuzz-map", O_RDWR | O_CREAT | O_TRUNC, 0600);
+
+	odd_mem[0] =
+		mmap(NULL, 8192, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	odd_mem[1] = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+			  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (f < 0 || ftruncate(f, 8192))
+		abort();
+	odd_mem[2] = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, f, 0);
+	close(f);
+	unlink("reg-fuzz-map");
+	odd_mem[3] = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	for (int i = 0; i < 4; i++)
+		if (odd_mem[i] == MAP_FAILED)
+			abort();
+	/* The second page another mapping (other protections). */
+	if (mprotect(odd_mem[3] + 4096, 4096,
+		     PROT_READ | PROT_WRITE | PROT_EXEC))
+		abort();
+}
+
 static void fill_iovs(struct run *u, struct iovec *iov, const uint8_t *a)
 {
 	for (int i = 0; i < 4; i++) {
@@ -324,12 +357,17 @@ static void fill_iovs(struct run *u, struct iovec *iov, const uint8_t *a)
 
 		iov[i].iov_base = (void *)(uintptr_t)arena_at(u, s & 0xf0);
 		iov[i].iov_len = (size_t)(s & 3) << 12;
-		if ((s & 0x0c) == 0x04)
+		if ((s & 0x0c) == 0x04) {
 			iov[i].iov_len = s; /* short, odd */
-		else if ((s & 0x0c) == 0x08)
+		} else if ((s & 0x0c) == 0x08) {
 			iov[i].iov_base = NULL; /* sparse, or -EFAULT */
-		else if ((s & 0x0f) == 0x0f)
-			iov[i].iov_len = 1UL << 31; /* past the arena */
+		} else if ((s & 0x0c) == 0x0c) {
+			iov[i].iov_base = odd_mem[s & 3] + (s >> 6) * 1024;
+			iov[i].iov_len =
+				(s & 0x20) ? 4096 : 8192 - (s >> 6) * 1024;
+			if (s & 0x10)
+				iov[i].iov_len = 1UL << 31; /* past the arena */
+		}
 	}
 }
 
@@ -557,6 +595,29 @@ static void reg_ringfds(struct run *u, const uint8_t *a, bool vi)
 			}
 }
 
+/*
+ * A personality; with a[3] & 1 (as root) one of other credentials: this
+ * thread's egid and groups changed for the call alone (the raw system
+ * calls change the calling thread's only), so that a request using it
+ * switches credentials in a worker (creds.c).
+ */
+static int reg_pers(struct run *u, const uint8_t *a, bool vi)
+{
+	gid_t g = 4200 + a[4] % 8, egid = getegid(), groups[64];
+	int ret, n = getgroups(64, groups);
+
+	if (!(a[3] & 1) || geteuid() != 0 || n < 0)
+		return reg(u, vi, IORING_REGISTER_PERSONALITY, NULL, 0);
+	if (syscall(SYS_setresgid, -1, g, -1) ||
+	    syscall(SYS_setgroups, (a[3] & 2) ? 1 : 0, &g))
+		abort();
+	ret = reg(u, vi, IORING_REGISTER_PERSONALITY, NULL, 0);
+	if (syscall(SYS_setgroups, n, groups) ||
+	    syscall(SYS_setresgid, -1, egid, -1))
+		abort();
+	return ret;
+}
+
 static void reg_misc(struct run *u, const uint8_t *a, bool vi)
 {
 	switch (a[1] % 6) {
@@ -594,7 +655,7 @@ static void reg_misc(struct run *u, const uint8_t *a, bool vi)
 		break;
 	}
 	case 3: {
-		int ret = reg(u, vi, IORING_REGISTER_PERSONALITY, NULL, 0);
+		int ret = reg_pers(u, a, vi);
 
 		if (ret > 0)
 			u->pers[a[2] % 4] = ret;
@@ -805,6 +866,24 @@ static void sqe_rsrc(struct run *u, struct io_uring_sqe *sqe, const uint8_t *a)
 		sqe->rw_flags = (a[4] & 2) ? IORING_FIXED_FD_NO_CLOEXEC : 0;
 		sqe->addr = sqe->off = sqe->len = 0;
 		break;
+	case IORING_OP_EPOLL_CTL: { /* the environment's epoll set */
+		struct epoll_event *ev = (void *)(uintptr_t)arena_at(u, 0xfd);
+
+		ev->events = EPOLLIN | ((a[4] & 1) ? EPOLLET : 0);
+		ev->data.u64 = a[2];
+		sqe->fd = (a[4] & 2) ? env_fd(u, a[5]) : u->env.fd[6];
+		sqe->off = (uint64_t)(uint32_t)env_fd(u, a[2]);
+		sqe->len = a[6] % 4; /* EPOLL_CTL_ADD, DEL, MOD; 0 bad */
+		sqe->addr = (uint64_t)(uintptr_t)ev;
+		break;
+	}
+	case NW_OP_EPOLL_WAIT:
+		if (!(sqe->flags & IOSQE_FIXED_FILE))
+			sqe->fd = (a[4] & 2) ? env_fd(u, a[5]) : u->env.fd[6];
+		sqe->addr = arena_at(u, 0xfc);
+		sqe->len = a[6] % 8;
+		sqe->off = 0;
+		break;
 	case IORING_OP_POLL_ADD: /* readiness of the ring's own CQ */
 		sqe->fd = u->r.fd;
 		sqe->flags &= (uint8_t)~IOSQE_FIXED_FILE;
@@ -818,7 +897,7 @@ static void sqe_rsrc(struct run *u, struct io_uring_sqe *sqe, const uint8_t *a)
 /* An SQE using what was registered: fixed files and buffers, groups. */
 static void add_sqe_small(struct run *u, const uint8_t *a)
 {
-	static const uint8_t ops[13] = {
+	static const uint8_t ops[] = {
 		IORING_OP_NOP,
 		IORING_OP_READ_FIXED,
 		IORING_OP_WRITE_FIXED,
@@ -832,13 +911,15 @@ static void add_sqe_small(struct run *u, const uint8_t *a)
 		IORING_OP_FILES_UPDATE,
 		NW_OP_FIXED_FD_INSTALL,
 		IORING_OP_POLL_ADD,
+		IORING_OP_EPOLL_CTL,
+		NW_OP_EPOLL_WAIT,
 	};
 	struct io_uring_sqe *sqe = get_sqe(u);
 	uint8_t fd = a[2];
 
 	if (!sqe)
 		return;
-	sqe->opcode = ops[a[0] % 13];
+	sqe->opcode = ops[a[0] % (sizeof(ops) / sizeof(ops[0]))];
 	/* No CQE_SKIP_SUCCESS: the teardown counts CQEs (as fz_sanitize). */
 	sqe->flags = a[1] & (IOSQE_FIXED_FILE | IOSQE_IO_LINK | IOSQE_ASYNC |
 			     IOSQE_BUFFER_SELECT);
@@ -1334,6 +1415,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		setenv("NOWAIT_STATS", "1", 0);
 		setenv("NOWAIT_STATS_FILE", "/dev/null", 0);
 		fz_log = getenv("FZ_REG_LOG") != NULL;
+		odd_mem_init();
 		/*
 		 * SIGUSR2 at its default (libFuzzer takes it), so that the
 		 * engine's statistics report on it (stats.c), as a program's.
