@@ -144,8 +144,8 @@ done
 # the build without sanitizers (FUZZ_COV=san: the sanitizer build's).
 cov=$OUT/coverage.txt
 : >"$cov"
-bin=cov/
-[ "${FUZZ_COV:-}" = san ] && bin=
+bin=cov/ build_name="no-sanitizer"
+[ "${FUZZ_COV:-}" = san ] && bin= build_name="sanitizer"
 for h in $HARNESSES; do
 	mkdir -p "$OUT/corpus-${h%-fuzz}"
 	(cd "$OUT/out" && FZ_DIFF_LOG=1 FZ_ALLOWLIST=$ROOT/test/fuzz/allowlist.txt \
@@ -153,7 +153,7 @@ for h in $HARNESSES; do
 		"$ROOT/$OUT/corpus-${h%-fuzz}" "$ROOT/test/fuzz/corpus/${h%-fuzz}") \
 		2>&1 | grep '^COVERED_FUNC\|^UNCOVERED_FUNC' >>"$cov"
 done
-echo "fuzz: edge coverage of src/ (${bin:-sanitizer }build, $(grep -c . "$cov") function lines):"
+echo "fuzz: edge coverage of src/ ($build_name build, $(grep -c . "$cov") function lines):"
 # COVERED_FUNC: hits: H edges: C/T name file:line; the best of the runs.
 awk '
 /^(UN)?COVERED_FUNC/ {
