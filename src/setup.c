@@ -173,9 +173,9 @@ static void ring_release(struct nw_ring *ring)
 }
 
 /*
- * The exit report's counters, for a ring that is made: from then on the
- * report holds it (ring_release keeps it), so a setup that fails later
- * must not have given them (its ring is freed at once).
+ * The report's counters, for a ring that is made: from then on the report
+ * holds it until ring_release writes its table, so a setup that fails
+ * later must not have given them (its ring is freed at once).
  */
 static void ring_stats(struct nw_ring *ring)
 {
