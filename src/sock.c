@@ -49,6 +49,7 @@ struct nw_accept {
 	uint32_t file_slot;	/* direct descriptor: slot + 1, or ALLOC */
 	bool checked;		/* SO_ACCEPTCONN asked once */
 	bool polled;		/* multishot POLL_FIRST: readiness seen once */
+	bool wq;		/* multishot sent to io-wq (IOSQE_ASYNC) */
 };
 _Static_assert(sizeof(struct nw_accept) <= NW_REQ_CMD_SIZE, "too big");
 
@@ -62,7 +63,7 @@ int nw_accept_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 	acc->addrlen = (void *)(uintptr_t)READ_ONCE(sqe->addr2);
 	acc->flags = (int)READ_ONCE(sqe->accept_flags);
 	acc->iou_flags = READ_ONCE(sqe->ioprio);
-	acc->checked = acc->polled = false;
+	acc->checked = acc->polled = acc->wq = false;
 	if (acc->iou_flags & ~NW_ACCEPT_FLAGS)
 		return -EINVAL;
 	acc->file_slot = READ_ONCE(sqe->file_index);
@@ -167,7 +168,8 @@ static int accept_once(struct nw_req *req, struct nw_accept *acc)
  * as multishot RECV does. POLL_FIRST with DONTWAIT: -EAGAIN, final (the
  * kernel's first -EAGAIN with REQ_F_NOWAIT). A file epoll refuses (no
  * ->poll) is no socket: the kernel's first attempt says -ENOTSOCK, or
- * with POLL_FIRST io-wq refuses a multishot there: -EBADFD.
+ * where io-wq got it first (POLL_FIRST, IOSQE_ASYNC) io_wq_submit_work
+ * refuses a multishot on a file it cannot poll: -EBADFD.
  */
 static int accept_mshot_arm(struct nw_req *req, struct nw_accept *acc)
 {
@@ -178,11 +180,12 @@ static int accept_mshot_arm(struct nw_req *req, struct nw_accept *acc)
 		return -EAGAIN;
 	if (req->sqe_flags & IOSQE_ASYNC) {
 		req->sqe_flags &= ~IOSQE_ASYNC;
+		acc->wq = true;
 		return NW_RETRY;
 	}
 	ret = nw_poll_arm_mshot(req, NW_POLLIN);
 	if (ret == -EPERM)
-		return poll_first ? -EBADFD : -ENOTSOCK;
+		return poll_first || acc->wq ? -EBADFD : -ENOTSOCK;
 	return ret ? ret : NW_QUEUED;
 }
 
@@ -274,6 +277,10 @@ int nw_accept_issue(struct nw_req *req, unsigned int issue_flags)
 		if ((acc->iou_flags & NW_ACCEPT_POLL_FIRST) &&
 		    (req->flags & NW_REQ_F_REG_FILE))
 			return accept_finish(req, acc, -EAGAIN);
+		/* IOSQE_ASYNC: io-wq refuses a multishot it cannot poll. */
+		if ((acc->iou_flags & NW_ACCEPT_MULTISHOT) && acc->wq &&
+		    (req->flags & NW_REQ_F_REG_FILE))
+			return -EBADFD;
 		return accept_finish(req, acc, accept_call(req, acc));
 	}
 	if (acc->iou_flags & NW_ACCEPT_MULTISHOT)
