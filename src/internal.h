@@ -441,6 +441,12 @@ extern __thread unsigned int nw_in_engine
 int nw_ring_lookup(int fd, struct nw_ring **ringp);
 /* Does fd name a nowait ring? Cheap (a bitmap) unless it ever did. */
 bool nw_is_ring_fd(int fd);
+/*
+ * The fd an op that uses a file as a plain one (read, write, fallocate,
+ * truncate, sync, xattrs, splice) is to call: fd itself, or for a ring's
+ * fd an anon-inode file that answers as the kernel's ring file does.
+ */
+int nw_ring_fd_as_file(int fd);
 /* Whether the program still holds the ring (an fd or a mapping). */
 bool nw_ring_referenced(struct nw_ring *ring);
 /*

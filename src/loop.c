@@ -147,6 +147,23 @@ void nw_loop_wake(struct nw_loop *loop)
 		(void)0; /* a full counter already wakes */
 }
 
+int nw_loop_anon_fd(void)
+{
+	static int anon = -1;
+	int cur = __atomic_load_n(&anon, __ATOMIC_ACQUIRE), fd;
+
+	if (cur >= 0)
+		return cur;
+	fd = nw_fd_hide(epoll_create1(EPOLL_CLOEXEC));
+	if (fd < 0)
+		return -errno;
+	if (__atomic_compare_exchange_n(&anon, &cur, fd, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return fd;
+	close(fd); /* another thread made it first */
+	return cur;
+}
+
 bool nw_loop_ctl_has_event(int op)
 {
 	return op != EPOLL_CTL_DEL;

@@ -69,6 +69,12 @@ int nw_loop_wait(struct nw_loop *loop, struct nw_loop_event *ev, int max,
 		 const struct timespec *timeout, const sigset_t *sig);
 /* Make a sleeper in nw_loop_wait return. */
 void nw_loop_wake(struct nw_loop *loop);
+/*
+ * An epoll fd of no loop, made once and kept high: an anon-inode file
+ * with only poll, as the kernel's io_uring file is (nw_ring_fd_as_file).
+ * -errno when it cannot be made.
+ */
+int nw_loop_anon_fd(void);
 
 /*
  * The program's own epoll sets (IORING_OP_EPOLL_CTL, epoll.c): the event

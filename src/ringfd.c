@@ -52,6 +52,23 @@ bool nw_is_ring_fd(int fd)
 		return false;
 	return nw_ring_lookup(fd, &ring) == 0;
 }
+/*
+ * The kernel's ring file is an anon inode with poll and mmap only: read,
+ * write, fallocate, truncate, fsync, xattrs and splice on it fail (-EINVAL,
+ * -ENODEV, -EPERM...). A nowait ring's fd is a memfd that has them all,
+ * and a write or truncate there would land in the rings themselves. The
+ * engine's epoll fd of no loop is such an anon inode and answers the same.
+ */
+int nw_ring_fd_as_file(int fd)
+{
+	int anon;
+
+	if (likely(!nw_is_ring_fd(fd)))
+		return fd;
+	anon = nw_loop_anon_fd();
+	return anon < 0 ? fd : anon;
+}
+
 static __thread unsigned int lookups __attribute__((tls_model("initial-exec")));
 
 /*

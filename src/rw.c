@@ -175,6 +175,8 @@ static int rw_prep(struct nw_req *req, const struct io_uring_sqe *sqe,
 	rw->off = READ_ONCE(sqe->off);
 	rw->rw_flags = (int)READ_ONCE(sqe->rw_flags);
 	rw->write = write;
+	if (!(req->sqe_flags & IOSQE_FIXED_FILE))
+		req->fd = nw_ring_fd_as_file(req->fd); /* no read, no write */
 	rw->flags_ok = false;
 	rw->buf_err = 0;
 	rw->done = 0;

@@ -64,6 +64,11 @@ static int splice_common_prep(struct nw_req *req,
 	sp->flags = flags & ~SPLICE_F_FD_IN_FIXED;
 	sp->tee = tee;
 	sp->fixed_in = flags & SPLICE_F_FD_IN_FIXED;
+	/* A ring's fd: the kernel's ring file has no splice_read/write. */
+	if (!sp->fixed_in)
+		sp->fd_in = nw_ring_fd_as_file(sp->fd_in);
+	if (!(req->sqe_flags & IOSQE_FIXED_FILE))
+		req->fd = nw_ring_fd_as_file(req->fd);
 	return 0;
 }
 

@@ -61,10 +61,18 @@ static int sync_done(struct nw_req *req, int ret)
 	return NW_COMPLETE;
 }
 
+/* A ring's fd: the kernel's ring file has no fsync, fallocate... */
+static void sync_file(struct nw_req *req)
+{
+	if (!(req->sqe_flags & IOSQE_FIXED_FILE))
+		req->fd = nw_ring_fd_as_file(req->fd);
+}
+
 int nw_fsync_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 {
 	struct nw_sync *sync = nw_req_cmd(req, struct nw_sync);
 
+	sync_file(req);
 	if (READ_ONCE(sqe->addr) || READ_ONCE(sqe->buf_index) ||
 	    READ_ONCE(sqe->splice_fd_in))
 		return -EINVAL;
@@ -92,6 +100,7 @@ int nw_sfr_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 {
 	struct nw_sync *sync = nw_req_cmd(req, struct nw_sync);
 
+	sync_file(req);
 	if (READ_ONCE(sqe->addr) || READ_ONCE(sqe->buf_index) ||
 	    READ_ONCE(sqe->splice_fd_in))
 		return -EINVAL;
@@ -113,6 +122,7 @@ int nw_fallocate_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 {
 	struct nw_sync *sync = nw_req_cmd(req, struct nw_sync);
 
+	sync_file(req);
 	if (READ_ONCE(sqe->buf_index) || READ_ONCE(sqe->rw_flags) ||
 	    READ_ONCE(sqe->splice_fd_in))
 		return -EINVAL;
@@ -135,6 +145,7 @@ int nw_ftruncate_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 {
 	struct nw_sync *sync = nw_req_cmd(req, struct nw_sync);
 
+	sync_file(req);
 	if (READ_ONCE(sqe->rw_flags) || READ_ONCE(sqe->addr) ||
 	    READ_ONCE(sqe->len) || READ_ONCE(sqe->buf_index) ||
 	    READ_ONCE(sqe->splice_fd_in) || READ_ONCE(sqe->addr3))
@@ -155,6 +166,7 @@ int nw_fadvise_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 {
 	struct nw_sync *sync = nw_req_cmd(req, struct nw_sync);
 
+	sync_file(req);
 	if (READ_ONCE(sqe->buf_index) || READ_ONCE(sqe->splice_fd_in))
 		return -EINVAL;
 	sync->off = READ_ONCE(sqe->off);

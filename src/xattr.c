@@ -116,8 +116,16 @@ static int xattr_prep(struct nw_req *req, const struct io_uring_sqe *sqe,
 	return ret;
 }
 
+/* A ring's fd: the kernel's ring file is an anon inode (no xattrs). */
+static void xattr_file(struct nw_req *req)
+{
+	if (!(req->sqe_flags & IOSQE_FIXED_FILE))
+		req->fd = nw_ring_fd_as_file(req->fd);
+}
+
 int nw_fgetxattr_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 {
+	xattr_file(req);
 	return xattr_prep(req, sqe, false, false);
 }
 
@@ -128,6 +136,7 @@ int nw_getxattr_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 
 int nw_fsetxattr_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 {
+	xattr_file(req);
 	return xattr_prep(req, sqe, true, false);
 }
 
