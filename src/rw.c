@@ -29,7 +29,9 @@
 #include <sys/syscall.h>
 #include <linux/capability.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include "rw.h"
@@ -82,6 +84,9 @@ static int rw_select_prep(struct nw_req *req, const struct io_uring_sqe *sqe,
 #define NW_RW_ATTR_FLAG_PI (1ULL << 0) /* IORING_RW_ATTR_FLAG_PI */
 /* Above any user address (57-bit paging included): access_ok fails. */
 #define NW_RW_USER_TOP	   0x00fffffffffff000ULL
+/* x86-64's USER_PTR_MAX with 4-level paging: access_ok's limit. */
+#define NW_RW_PTR_MAX	   0x7fffffffefffULL
+#define NW_RW_MAX_COUNT	   ((size_t)(INT_MAX & ~4095)) /* MAX_RW_COUNT */
 
 /* Has the caller CAP_SYS_ADMIN or CAP_SYS_NICE (effective)? */
 static bool rt_capable(void)
@@ -157,6 +162,76 @@ static int rw_ioprio_check(unsigned int ioprio)
 	}
 }
 
+/* access_ok: a range below USER_PTR_MAX (4-level paging), no wrap. */
+static bool rw_range_ok(const void *p, size_t len)
+{
+	uint64_t a = (uintptr_t)p;
+
+	return a <= NW_RW_PTR_MAX && len <= NW_RW_PTR_MAX - a;
+}
+
+/*
+ * The kernel's copy_iovec_from_user reads the array in order: a fault
+ * there is -EFAULT, but a negative length met first is -EINVAL. Which
+ * came first is only asked when the whole copy failed.
+ */
+static int rw_copy_iovecs(struct iovec *iov, uint64_t uvec, unsigned int nr)
+{
+	if (!nw_copy_from_user(iov, (const void *)(uintptr_t)uvec,
+			       nr * sizeof(*iov)))
+		return 0;
+	for (unsigned int i = 0; i < nr; i++) {
+		uint64_t at = uvec + i * sizeof(*iov);
+
+		if (nw_copy_from_user(&iov[i], (const void *)(uintptr_t)at,
+				      sizeof(*iov)))
+			return -EFAULT;
+		if ((ssize_t)iov[i].iov_len < 0)
+			return -EINVAL;
+	}
+	return -EFAULT; /* the memory went away meanwhile */
+}
+
+/*
+ * __import_iovec at prep (SUBMIT_STABLE): one iovec is import_ubuf's
+ * (a negative length -EINVAL, then the range checked capped at
+ * MAX_RW_COUNT); more are copied in order (above), then each range is
+ * checked (-EFAULT) and the total capped at MAX_RW_COUNT. READV_FIXED and
+ * WRITEV_FIXED only copy (iovec_from_user): their ranges are checked
+ * against the registered buffer.
+ */
+static int rw_import_vec(struct nw_rw *rw, uint64_t uvec, unsigned int nr,
+			 bool ranges)
+{
+	struct iovec *iov = rw->iov;
+	size_t total = 0;
+	int ret = nr ? rw_copy_iovecs(iov, uvec, nr) : 0;
+
+	if (ret)
+		return ret;
+	for (unsigned int i = 0; i < nr; i++)
+		if ((ssize_t)iov[i].iov_len < 0)
+			return -EINVAL;
+	for (unsigned int i = 0; i < nr; i++) {
+		size_t len = iov[i].iov_len;
+
+		if (nr == 1 && len > NW_RW_MAX_COUNT)
+			len = NW_RW_MAX_COUNT;
+		if (!ranges) {
+			total += iov[i].iov_len;
+			continue;
+		}
+		if (!rw_range_ok(iov[i].iov_base, len))
+			return -EFAULT;
+		if (len > NW_RW_MAX_COUNT - total)
+			len = NW_RW_MAX_COUNT - total;
+		iov[i].iov_len = len;
+		total += len;
+	}
+	rw->total = total;
+	return 0;
+}
+
 static int rw_prep(struct nw_req *req, const struct io_uring_sqe *sqe,
 		   bool write, bool vectored)
 {
@@ -200,18 +275,29 @@ static int rw_prep(struct nw_req *req, const struct io_uring_sqe *sqe,
 		rw->iov = req->async;
 	}
 	rw->nr_iov = len;
-	if (len && nw_copy_from_user(rw->iov, (void *)(uintptr_t)addr,
-				     len * sizeof(struct iovec)))
-		return -EFAULT;
-	rw->total = 0;
-	for (unsigned int i = 0; i < len; i++)
-		rw->total += rw->iov[i].iov_len;
-	return 0;
+	return rw_import_vec(rw, addr, len,
+			     req->opcode != NW_OP_READV_FIXED &&
+				     req->opcode != NW_OP_WRITEV_FIXED);
+}
+
+/* READ and WRITE import their buffer at prep too (import_ubuf). */
+static int rw_ubuf_prep(struct nw_req *req, const struct io_uring_sqe *sqe,
+			bool write)
+{
+	struct nw_rw *rw = nw_req_cmd(req, struct nw_rw);
+	int ret = rw_prep(req, sqe, write, false);
+	size_t len = rw->fast_iov.iov_len;
+
+	if (ret || (req->sqe_flags & IOSQE_BUFFER_SELECT))
+		return ret;
+	if (len > NW_RW_MAX_COUNT)
+		len = NW_RW_MAX_COUNT;
+	return rw_range_ok(rw->fast_iov.iov_base, len) ? 0 : -EFAULT;
 }
 
 int nw_read_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 {
-	return rw_prep(req, sqe, false, false);
+	return rw_ubuf_prep(req, sqe, false);
 }
 
 int nw_readv_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
@@ -278,7 +364,7 @@ int nw_writev_fixed_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 
 int nw_write_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 {
-	return rw_prep(req, sqe, true, false);
+	return rw_ubuf_prep(req, sqe, true);
 }
 
 int nw_writev_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
@@ -452,14 +538,24 @@ static int rw_nonblock(struct nw_req *req, struct nw_rw *rw)
 
 static int rw_blocking(struct nw_req *req, struct nw_rw *rw)
 {
-	int kind = nw_fd_kind(req->ring, req->fd);
+	int kind = nw_fd_kind(req->ring, req->fd), flags = rw->rw_flags;
 	ssize_t n;
 
 	if ((int64_t)rw->off < -1)
 		return rw_mode_ok(rw, fcntl(req->fd, F_GETFL)) ? -EINVAL
 							       : -EBADF;
 	for (;;) {
-		n = rw_call(req, rw, &kind, rw->rw_flags);
+		n = rw_call(req, rw, &kind, flags);
+		/*
+		 * A file without read_iter/write_iter (a directory): the
+		 * system call's loop refuses every flag, the kernel's
+		 * loop_rw_iter only HIPRI and NOWAIT, which rw_init_file
+		 * has answered: the others change nothing there.
+		 */
+		if (n == -EOPNOTSUPP && flags && !rw->done) {
+			flags = 0;
+			continue;
+		}
 		if (n <= 0)
 			return rw_done(req, rw, n);
 		iov_advance(rw, (size_t)n);
@@ -488,6 +584,8 @@ static int rw_issue(struct nw_req *req, struct nw_rw *rw,
  * back a ring entry (not consumed until data comes) but, as the kernel
  * (6.18) does for reads, keeps a provided buffer while it waits.
  */
+static int rw_init_file(struct nw_req *req, struct nw_rw *rw);
+
 static int rw_issue_select(struct nw_req *req, struct nw_rw *rw,
 			   unsigned int issue_flags)
 {
@@ -497,8 +595,8 @@ static int rw_issue_select(struct nw_req *req, struct nw_rw *rw,
 		size_t len;
 		void *buf = nw_kbuf_select(req, &len);
 
-		if (!buf)
-			return -ENOBUFS;
+		if (!buf) /* after the file's lookup */
+			return fcntl(req->fd, F_GETFD) < 0 ? -EBADF : -ENOBUFS;
 		rw->fast_iov.iov_base = buf;
 		rw->fast_iov.iov_len = len;
 		rw->iov = &rw->fast_iov;
@@ -506,7 +604,11 @@ static int rw_issue_select(struct nw_req *req, struct nw_rw *rw,
 		rw->total = len;
 		rw->done = 0;
 	}
-	ret = rw_issue(req, rw, issue_flags);
+	ret = 0;
+	if (unlikely(rw->rw_flags || rw->pi) && !rw->flags_ok)
+		ret = rw_init_file(req, rw);
+	if (!ret)
+		ret = rw_issue(req, rw, issue_flags);
 	if (ret == NW_COMPLETE && req->res >= 0)
 		req->cflags |= nw_kbuf_put(req);
 	else if (ret == NW_COMPLETE || ret < 0 ||
@@ -528,8 +630,34 @@ static int rw_issue_select(struct nw_req *req, struct nw_rw *rw,
  * its mode (-EBADF), unknown bits (-EOPNOTSUPP), APPEND with NOAPPEND
  * (-EINVAL), ATOMIC (a direct write to a file or block device only, else
  * -EOPNOTSUPP), DONTCACHE (files only), then HIPRI, which only an IOPOLL
- * ring takes (-EINVAL). NOWAIT's support is the system call's to say.
+ * ring takes (-EINVAL). NOWAIT's support is mostly the system call's to
+ * say, but it never looks for a length of 0 and refuses a file without
+ * read or write ops first (-EINVAL): a directory, an epoll fd and a ring's
+ * have no FMODE_NOWAIT (-EOPNOTSUPP), as rw_no_nowait tells.
  */
+/* Files without FMODE_NOWAIT that the system call cannot tell of. */
+static bool rw_no_nowait(int fd)
+{
+	char path[40], link[32];
+	struct stat st;
+	ssize_t n;
+
+	if (fstat(fd, &st))
+		return false;
+	if (S_ISDIR(st.st_mode))
+		return true;
+	if (st.st_mode & S_IFMT)
+		return false;
+	/* An anon inode: which one its link says (no fd is opened). */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return false;
+	link[n] = 0;
+	return !strcmp(link, "anon_inode:[eventpoll]") ||
+	       !strcmp(link, "anon_inode:[io_uring]");
+}
+
 static int rw_init_file(struct nw_req *req, struct nw_rw *rw)
 {
 	unsigned int f = (unsigned int)rw->rw_flags;
@@ -542,6 +670,8 @@ static int rw_init_file(struct nw_req *req, struct nw_rw *rw)
 		return -EOPNOTSUPP;
 	if ((f & RWF_APPEND) && (f & RWF_NOAPPEND))
 		return -EINVAL;
+	if ((f & RWF_NOWAIT) && rw_no_nowait(req->fd))
+		return -EOPNOTSUPP;
 	if (f & (NW_RWF_ATOMIC | NW_RWF_DONTCACHE)) {
 		bool file = !fstat(req->fd, &st) &&
 			    (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode));
@@ -567,14 +697,15 @@ int nw_rw_issue(struct nw_req *req, unsigned int issue_flags)
 	/* The file is looked up before the buffer (a bad fd: -EBADF). */
 	if (unlikely(rw->buf_err))
 		return fcntl(req->fd, F_GETFD) < 0 ? -EBADF : rw->buf_err;
+	/* __io_read selects the buffer before io_rw_init_file. */
+	if (unlikely(req->sqe_flags & IOSQE_BUFFER_SELECT))
+		return rw_issue_select(req, rw, issue_flags);
 	if (unlikely(rw->rw_flags || rw->pi) && !rw->flags_ok) {
 		int ret = rw_init_file(req, rw);
 
 		if (ret)
 			return ret;
 	}
-	if (unlikely(req->sqe_flags & IOSQE_BUFFER_SELECT))
-		return rw_issue_select(req, rw, issue_flags);
 	return rw_issue(req, rw, issue_flags);
 }
 
