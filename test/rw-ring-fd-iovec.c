@@ -48,8 +48,7 @@ static void ring_fd_checks(struct t_ring *r)
 	t_prep_rw(sqe, NW_OP_FTRUNCATE, r->fd, NULL, 0, 0, 6);
 	T_ASSERT_EQ(t_run(r, 6), -EINVAL);
 	sqe = t_get_sqe(r);
-	t_prep_rw(sqe, IORING_OP_FSETXATTR, r->fd, name, sizeof(val) - 1, 0,
-		  7);
+	t_prep_rw(sqe, IORING_OP_FSETXATTR, r->fd, name, sizeof(val) - 1, 0, 7);
 	sqe->addr2 = (uint64_t)(uintptr_t)val;
 	T_ASSERT_EQ(t_run(r, 7), -EPERM);
 	/* The ring still works: nothing was written into it. */
@@ -92,9 +91,9 @@ static void iovec_checks(struct t_ring *r, char *page, int p[2])
 	T_ASSERT_EQ(op_on(r, IORING_OP_READV, p[0], (uintptr_t)iov, 2, 0, 0),
 		    -EFAULT);
 	/* READ's buffer is checked at prep too. */
-	T_ASSERT_EQ(op_on(r, IORING_OP_READ, 1000, 0xffff800000000000ULL, 8, 0,
-			  0),
-		    -EFAULT);
+	T_ASSERT_EQ(
+		op_on(r, IORING_OP_READ, 1000, 0xffff800000000000ULL, 8, 0, 0),
+		-EFAULT);
 }
 
 static void nowait_checks(struct t_ring *r)
@@ -105,12 +104,12 @@ static void nowait_checks(struct t_ring *r)
 
 	T_ASSERT_GE(dir, 0);
 	T_ASSERT_GE(ep, 0);
-	T_ASSERT_EQ(op_on(r, IORING_OP_READ, dir, (uintptr_t)buf, 0, 0,
-			  RWF_NOWAIT),
-		    -EOPNOTSUPP);
-	T_ASSERT_EQ(op_on(r, IORING_OP_READ, ep, (uintptr_t)buf, 1, 0,
-			  RWF_NOWAIT),
-		    -EOPNOTSUPP);
+	T_ASSERT_EQ(
+		op_on(r, IORING_OP_READ, dir, (uintptr_t)buf, 0, 0, RWF_NOWAIT),
+		-EOPNOTSUPP);
+	T_ASSERT_EQ(
+		op_on(r, IORING_OP_READ, ep, (uintptr_t)buf, 1, 0, RWF_NOWAIT),
+		-EOPNOTSUPP);
 	/* RWF_APPEND on a read of a directory changes nothing there. */
 	T_ASSERT_EQ(op_on(r, IORING_OP_READV, dir, (uintptr_t)&iov, 1, 0,
 			  RWF_APPEND),
