@@ -10,9 +10,12 @@
  * first and calls accept4 only when it is readable (the one way inline
  * accept could still block: another thread takes the connection between
  * the poll and the accept4 on a blocking listener). A worker may block.
- * CONNECT: on a blocking socket connect blocks, so it goes to a worker; on
- * an O_NONBLOCK socket EINPROGRESS parks it for POLLOUT and SO_ERROR gives
- * the result. SHUTDOWN, SOCKET, BIND and LISTEN run inline (none blocks).
+ * CONNECT: as the kernel's io_connect, which passes O_NONBLOCK for the
+ * call, connect(2) runs nonblocking inline, a blocking socket's
+ * O_NONBLOCK lent for the call alone (connect_forced): EINPROGRESS or
+ * EAGAIN parks it for POLLOUT, a second connect (EISCONN: SO_ERROR)
+ * gives the result. No worker is needed. SHUTDOWN, SOCKET, BIND and
+ * LISTEN run inline (none blocks).
  *
  * ACCEPT and SOCKET install into a fixed slot when file_index is set
  * (rsrc.c). Multishot ACCEPT is armed like multishot RECV (poll.c
@@ -354,9 +357,38 @@ static int connect_call(struct nw_req *req, struct nw_connect *cn)
 	return ret;
 }
 
+/*
+ * connect(2) with O_NONBLOCK for the call, as __sys_connect_file's flags
+ * give it in the kernel. A blocking socket's file has O_NONBLOCK set
+ * around the call and its flags put back after: the program sees the
+ * flag only if it asks (F_GETFL) or does I/O on the socket from another
+ * thread during that one call, on a socket it is connecting.
+ */
+static int connect_forced(struct nw_req *req, struct nw_connect *cn)
+{
+	int fl, ret;
+
+	if (cn->nonblock > 0)
+		return connect_call(req, cn);
+	fl = fcntl(req->fd, F_GETFL);
+	if (fl < 0)
+		return -errno;
+	cn->nonblock = (fl & O_NONBLOCK) != 0;
+	if (cn->nonblock)
+		return connect_call(req, cn);
+	if (fcntl(req->fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -errno;
+	ret = connect_call(req, cn);
+	fcntl(req->fd, F_SETFL, fl); /* asked again next time */
+	return ret;
+}
+
 static int connect_nonblock(struct nw_req *req, struct nw_connect *cn)
 {
-	int ret;
+	int ret, kind;
+
+	/* The edge to wait for is one that comes after this attempt. */
+	(void)nw_poll_prepare(req, NW_POLLOUT, &kind);
 
 	if (cn->in_progress) {
 		struct pollfd p = {.fd = req->fd, .events = POLLOUT};
@@ -367,17 +399,8 @@ static int connect_nonblock(struct nw_req *req, struct nw_connect *cn)
 			return connect_finish(req, sock_error(req->fd));
 		if (!p.revents)
 			return NW_RETRY; /* still connecting */
-	} else if (cn->nonblock < 0) {
-		int fl = fcntl(req->fd, F_GETFL);
-
-		if (fl < 0)
-			return connect_finish(req, -errno);
-		cn->nonblock = (fl & O_NONBLOCK) != 0;
 	}
-	/* A blocking socket's connect blocks: a worker does it. */
-	if (!cn->nonblock)
-		return NW_PUNT;
-	ret = connect_call(req, cn);
+	ret = connect_forced(req, cn);
 	if (ret == -EINPROGRESS) {
 		cn->in_progress = true;
 		return NW_RETRY;
