@@ -61,9 +61,20 @@ bool nw_is_ring_fd(int fd)
  */
 int nw_ring_fd_as_file(int fd)
 {
+	struct nw_ring *ring;
 	int anon;
 
-	if (likely(!nw_is_ring_fd(fd)))
+	/*
+	 * Only numbers the bitmap says named a ring: a program with more
+	 * fds than it holds pays no fstat per request (a ring's fd that
+	 * high, or a dup of one, keeps the memfd's answers).
+	 */
+	if (likely((unsigned int)fd >= NW_FD_CACHE ||
+		   !(__atomic_load_n(&ring_fd_bits[fd / (8 * sizeof(long))],
+				     __ATOMIC_RELAXED) &
+		     (1UL << (fd % (8 * sizeof(long)))))))
+		return fd;
+	if (nw_ring_lookup(fd, &ring))
 		return fd;
 	anon = nw_loop_anon_fd();
 	return anon < 0 ? fd : anon;
