@@ -118,11 +118,11 @@ static int ep_pwait(int epfd, struct epoll_event *ev, int max,
 int nw_loop_wait(struct nw_loop *loop, struct nw_loop_event *out, int max,
 		 const struct timespec *timeout, const sigset_t *sig)
 {
-	struct epoll_event ev[64];
+	struct epoll_event ev[NW_LOOP_BATCH];
 	int n, i;
 
-	if (max > 64)
-		max = 64;
+	if (max > NW_LOOP_BATCH)
+		max = NW_LOOP_BATCH;
 	n = ep_pwait(loop->epfd, ev, max, timeout, sig);
 	if (n < 0)
 		return -errno;

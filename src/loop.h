@@ -60,6 +60,9 @@ void nw_loop_free(struct nw_loop *loop);
 int nw_loop_add(struct nw_loop *loop, int fd, struct nw_io *io);
 /* Stop watching fd (ignores fds already gone). */
 void nw_loop_del(struct nw_loop *loop, int fd);
+/* The most events one nw_loop_wait returns: a harvest's batch. */
+#define NW_LOOP_BATCH 64
+
 /*
  * Wait for events (timeout NULL: forever; sig: mask while waiting).
  * Returns the number of events, 0 on time-out, -EINTR, or -errno.

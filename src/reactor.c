@@ -153,7 +153,7 @@ int nw_reactor_run(struct nw_ring *ring, const struct timespec *timeout,
 {
 	static const struct timespec cap = {0, NW_POLL_VERIFY_NS};
 	static const struct timespec watch = {NW_EXIT_WATCH_S, 0};
-	struct nw_loop_event ev[64];
+	struct nw_loop_event ev[NW_LOOP_BATCH];
 	struct nw_harvest h;
 	int n, i;
 
@@ -171,7 +171,7 @@ int nw_reactor_run(struct nw_ring *ring, const struct timespec *timeout,
 	      __atomic_load_n(&ring->exit_check, __ATOMIC_RELAXED))) &&
 	    (!timeout || timeout->tv_sec || timeout->tv_nsec > cap.tv_nsec))
 		timeout = &cap;
-	n = nw_loop_wait(&ring->loop, ev, 64, timeout, sig);
+	n = nw_loop_wait(&ring->loop, ev, NW_LOOP_BATCH, timeout, sig);
 	if (n < 0)
 		return n;
 	h.ring = ring;

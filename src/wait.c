@@ -179,6 +179,8 @@ static void run_task_work(struct nw_ring *ring)
  * Not again when this enter's submit part just looked (submit_end), after
  * everything the program did before it.
  */
+#define NW_DEFER_LOOKS 16 /* full harvests in a row at most */
+
 static void defer_look(struct nw_ring *ring)
 {
 	static const struct timespec zero;
@@ -189,7 +191,16 @@ static void defer_look(struct nw_ring *ring)
 	    __atomic_exchange_n(&ring->driver, 1, __ATOMIC_ACQUIRE))
 		return;
 	nw_reactor_drive_begin(ring);
-	nw_reactor_run(ring, &zero, NULL, NW_RUN_DRIVER);
+	/*
+	 * The kernel's task work has every wake-up there was: a full batch
+	 * means more events wait, looked at now rather than after the wait's
+	 * signal mask and spin decision (pipes: 128 ready reads).
+	 */
+	for (int i = 0; i < NW_DEFER_LOOKS; i++)
+		if (nw_reactor_run(ring, &zero, NULL, NW_RUN_DRIVER) <
+			    NW_LOOP_BATCH ||
+		    !__atomic_load_n(&ring->nr_parked, __ATOMIC_RELAXED))
+			break;
 	nw_reactor_drive_end(ring);
 	__atomic_store_n(&ring->driver, 0, __ATOMIC_RELEASE);
 }

@@ -612,6 +612,75 @@ static void test_many_pipes(void)
 	t_ring_exit(&r);
 }
 
+/*
+ * More parked reads than one harvest takes (NW_LOOP_BATCH, 64), on a
+ * DEFER_TASKRUN ring: one GETEVENTS for all of them gets every CQE, each
+ * read its own pipe's data, round after round (stale edges included).
+ */
+#define NDEFER 200
+
+static void test_many_pipes_defer(void)
+{
+	static char bufs[NDEFER][16];
+	struct io_uring_params p = {
+		.flags =
+			IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
+	};
+	static int pipes[NDEFER][2];
+	struct io_uring_cqe cqe;
+	struct t_ring r;
+	int i, round, ret;
+
+	ret = t_ring_init(&r, 256, &p);
+	if (ret == -EINVAL)
+		return; /* a kernel before 6.1 */
+	T_ASSERT_EQ(ret, 0);
+	for (i = 0; i < NDEFER; i++)
+		if (pipe(pipes[i])) {
+			T_ASSERT_EQ(errno, EMFILE); /* a small RLIMIT_NOFILE */
+			printf("many_pipes_defer: %d pipes only\n", i);
+			break;
+		}
+	for (round = 0; round < 3 && i == NDEFER; round++) {
+		unsigned char seen[NDEFER] = {0};
+		int k;
+
+		for (k = 0; k < NDEFER; k++)
+			queue_rw(&r, IORING_OP_READ, pipes[k][0], bufs[k],
+				 sizeof(bufs[k]), 0, k);
+		T_ASSERT_EQ(t_submit(&r), NDEFER);
+		for (k = 0; k < NDEFER; k++) {
+			char msg[16];
+
+			snprintf(msg, sizeof(msg), "r%d-p%03d", round, k);
+			T_ASSERT_EQ(write(pipes[k][1], msg, 8), 8);
+		}
+		T_ASSERT_EQ(t_enter(r.fd, 0, NDEFER, IORING_ENTER_GETEVENTS,
+				    NULL, 0),
+			    0);
+		T_ASSERT_EQ(t_cq_ready(&r), NDEFER);
+		for (k = 0; k < NDEFER; k++) {
+			char msg[16];
+			unsigned int u;
+
+			T_ASSERT_EQ(t_peek_cqe(&r, &cqe), 0);
+			u = (unsigned int)cqe.user_data;
+			T_ASSERT_LT(u, NDEFER);
+			T_ASSERT_EQ(seen[u], 0);
+			seen[u] = 1;
+			T_ASSERT_EQ(cqe.res, 8);
+			snprintf(msg, sizeof(msg), "r%d-p%03d", round, u);
+			T_ASSERT_EQ(memcmp(bufs[u], msg, 8), 0);
+		}
+		T_ASSERT_EQ(t_cq_ready(&r), 0);
+	}
+	while (i-- > 0) {
+		close(pipes[i][0]);
+		close(pipes[i][1]);
+	}
+	t_ring_exit(&r);
+}
+
 /* Several reads parked on one pipe each get a distinct part of the data. */
 static void test_same_pipe_readers(void)
 {
@@ -789,6 +858,7 @@ int main(void)
 	test_vectored();
 	test_bad_input();
 	test_many_pipes();
+	test_many_pipes_defer();
 	test_same_pipe_readers();
 	test_race();
 	test_race_writes();
