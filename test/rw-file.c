@@ -374,6 +374,61 @@ static void test_link_order(void)
 	close(fd);
 }
 
+/*
+ * A file read at offsets again and again (the engine then knows it is a
+ * regular file), closed with IORING_OP_CLOSE, its number taken by a pipe:
+ * a READ at offset 0 on that number is a pipe read (the offset ignored),
+ * parked while the pipe is empty, its data once written; and the file
+ * kind comes back for a file on the number after the pipe goes.
+ */
+static void test_number_reused(void)
+{
+	char buf[16], data[16] = "0123456789abcde";
+	struct io_uring_sqe *sqe;
+	struct t_ring r;
+	int fd, p[2], i;
+
+	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
+	fd = temp_file();
+	T_ASSERT_EQ(pwrite(fd, data, sizeof(data), 0), (ssize_t)sizeof(data));
+	for (i = 0; i < 4; i++) {
+		queue_rw(&r, IORING_OP_READ, fd, buf, 4, (uint64_t)i * 4, i);
+		run_one(&r, i, 4);
+		T_ASSERT_EQ(memcmp(buf, data + i * 4, 4), 0);
+	}
+	sqe = t_get_sqe(&r);
+	T_ASSERT(sqe != NULL);
+	sqe->opcode = IORING_OP_CLOSE;
+	sqe->fd = fd;
+	sqe->user_data = 10;
+	run_one(&r, 10, 0);
+	T_ASSERT_EQ(pipe(p), 0);
+	T_ASSERT_EQ(p[0], fd); /* the lowest free number */
+	queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 11);
+	T_ASSERT_EQ(t_submit(&r), 1);
+	t_expect_no_cqe(&r, 20);
+	T_ASSERT_EQ(write(p[1], "pipe", 4), 4);
+	T_ASSERT_EQ(t_expect_cqe(&r, 11, 4), 0);
+	T_ASSERT_EQ(memcmp(buf, "pipe", 4), 0);
+	close(p[1]);
+	sqe = t_get_sqe(&r);
+	T_ASSERT(sqe != NULL);
+	sqe->opcode = IORING_OP_CLOSE;
+	sqe->fd = p[0];
+	sqe->user_data = 12;
+	run_one(&r, 12, 0);
+	T_ASSERT_EQ(temp_file(), fd);
+	T_ASSERT_EQ(pwrite(fd, data, sizeof(data), 0), (ssize_t)sizeof(data));
+	for (i = 0; i < 4; i++) {
+		/* a short read of a file continues to the end: 8 of 10 */
+		queue_rw(&r, IORING_OP_READ, fd, buf, 10, 8, 20 + i);
+		run_one(&r, 20 + i, 8);
+		T_ASSERT_EQ(memcmp(buf, data + 8, 8), 0);
+	}
+	close(fd);
+	t_ring_exit(&r);
+}
+
 int main(void)
 {
 	t_require_engine();
@@ -387,6 +442,7 @@ int main(void)
 	test_async();
 	test_errors();
 	test_link_order();
+	test_number_reused();
 	rmdir(tmpdir);
 	return T_EXIT_PASS;
 }
