@@ -16,6 +16,7 @@
 #include "poll.h"
 #include "ringpoll.h"
 #include "reactor.h"
+#include "loop.h"
 #include "timeout.h"
 #include "rsrc.h"
 #include "drain.h"
@@ -642,8 +643,10 @@ static void submit_end(struct nw_ring *ring, unsigned int parks_before)
 		static const struct timespec zero;
 
 		sighold_before(ring); /* it may reissue anything parked */
-		nw_reactor_run(ring, &zero, NULL, NW_RUN_SUBMIT);
-		if (nw_sighold_cur) /* the wait's own look is not needed */
+		/* Unless the harvest came full, the wait need not look again. */
+		if (nw_reactor_run(ring, &zero, NULL, NW_RUN_SUBMIT) <
+			    NW_LOOP_BATCH &&
+		    nw_sighold_cur)
 			nw_sighold_cur->looked = true;
 	}
 	store_release(ring->sq_head, ring->cached_sq_head);
