@@ -25,6 +25,11 @@
  * Until two samples exist the verdict is "busy": a policy starts by not
  * spinning and only spins once it knows the CPUs are free.
  *
+ * NOWAIT_CPU_PRESSURE=PATH names another file of the same format to watch,
+ * read once: a cgroup v2 group's cpu.pressure, so that a program in a
+ * container asks about its own group's tasks, or a file a test writes to
+ * drive the verdict (test/pressure-flip.c).
+ *
  * The state can live in a shared page (nw_pressure_share, which the
  * preload library's pipe spinner calls through nowait_hook_pressure_share
  * of include/nowait-hook.h before the program forks), so that a family of
@@ -84,8 +89,23 @@ static ssize_t read_proc(const char *path, char *buf, size_t len)
 	return n;
 }
 
+/* The pressure file: NOWAIT_CPU_PRESSURE, or the whole machine's. */
+static const char *psi_path(void)
+{
+	static const char *path;
+	const char *p = __atomic_load_n(&path, __ATOMIC_RELAXED);
+
+	if (!p) {
+		p = getenv("NOWAIT_CPU_PRESSURE");
+		if (!p || !*p)
+			p = "/proc/pressure/cpu";
+		__atomic_store_n(&path, p, __ATOMIC_RELAXED);
+	}
+	return p;
+}
+
 /*
- * The "some" line of /proc/pressure/cpu: its total= in microseconds (the
+ * The "some" line of the pressure file: its total= in microseconds (the
  * kernel brings it up to date when the file is read), or -1.
  */
 static long long psi_some_total(void)
@@ -93,7 +113,7 @@ static long long psi_some_total(void)
 	char buf[256], *p;
 	long long total = 0;
 
-	if (read_proc("/proc/pressure/cpu", buf, sizeof(buf)) < 0)
+	if (read_proc(psi_path(), buf, sizeof(buf)) < 0)
 		return -1;
 	p = strstr(buf, "some");
 	p = p ? strstr(p, "total=") : NULL;
