@@ -13,6 +13,9 @@ socketpair, 4 the file f0, 5 an eventfd, 6 an epoll fd, 7 the ring, 8 the
 scratch directory, 9 -1, 10 9999, 11 AT_FDCWD, 12/13 a TCP pair, 14 its
 listener, 15 /dev/null); addresses below 0x10000 are arena offsets; paths
 pick from fuzzenv.c's list by their low bits (0 "f0", 1 "f1", 2 "d0").
+The raw-* seeds set personality bits 0-1 so their SQEs stay untidied and
+reach the -EINVAL checks of each prep; with_data() places structures
+(futex_waitv entries, a setsockopt value) in the arena at a known offset.
 """
 import os
 import struct
@@ -37,11 +40,44 @@ PEER, PBUF, BUFS, FILES = 8, 16, 32, 64
 
 
 def sqe(op, fd=0, flags=0, ioprio=0, off=0, addr=0, len=0, rwf=0, buf=0,
-        pers=0, fidx=0, addr3=0):
+        pers=0, fidx=0, addr3=0, pad=0):
     """An SQE record: kind 0, then the 64 bytes of struct io_uring_sqe."""
     return bytes([0]) + struct.pack(
         "<BBHIQQIIQHHIQQ", OP[op], flags, ioprio, fd & 0xffffffff, off,
-        addr, len, rwf, 0, buf, pers, fidx, addr3, 0)
+        addr, len, rwf, 0, buf, pers, fidx, addr3, pad)
+
+
+# Personality bits 0-1 set: fz_sanitize leaves the SQE raw (untidied), so
+# the fields an opcode must have zero reach its prep's -EINVAL checks.
+RAW = 3
+NEG = 1 << 63
+NUL = 5 << 61  # an address field fz_sanitize maps to NULL (map_addr)
+
+
+def raw(op, **kw):
+    return sqe(op, pers=RAW, **kw)
+
+
+def data(b):
+    """Trailing arena bytes: a kind-0 record too short to be an SQE, so
+    the harness ignores it; it lands at the arena offset where it sits in
+    the input (the input is copied to the arena's start)."""
+    assert len(b) < 64
+    return bytes([0]) + b
+
+
+def with_data(byte0, build, blob):
+    """A seed whose records point at blob (trailing, data()): build(off)
+    gives the records for blob's arena offset off, 8-aligned as map_addr
+    aligns it."""
+    n = 1 + len(b"".join(build(0))) + 1
+    pad = -n % 8
+    recs = build(n + pad)
+    return (byte0, recs + [data(bytes(pad) + blob)])
+
+
+def waitv(uaddr, val=0, flags=2, reserved=0):
+    return struct.pack("<QQII", val, uaddr, flags, reserved)
 
 
 def submit():
@@ -310,6 +346,227 @@ SEEDS = {
         sqe("READ", fd=13, addr=0x400, len=8, rwf=8),
         sqe("WRITE", fd=4, addr=0x100, len=8, rwf=0x10), submit(),
         enter(1, 6)]),
+    # Raw SQEs (untidied) for the prep checks of sync.c, sock.c, netzc.c,
+    # splice.c, pollremove.c, cmdsock.c and futex.c: each SQE trips one
+    # check; then issue paths on fds of the wrong kind.
+    "raw-sync-prep": (PLAIN, [
+        raw("FSYNC", fd=4, addr=1), raw("FSYNC", fd=4, buf=1),
+        raw("FSYNC", fd=4, fidx=1), raw("FSYNC", fd=4, rwf=2),
+        raw("FSYNC", fd=4, off=NEG), raw("SYNC_FILE_RANGE", fd=4, addr=1),
+        raw("SYNC_FILE_RANGE", fd=4, buf=1),
+        raw("SYNC_FILE_RANGE", fd=4, fidx=1),
+        raw("FALLOCATE", fd=4, buf=1), raw("FALLOCATE", fd=4, rwf=1),
+        raw("FALLOCATE", fd=4, fidx=1), raw("FTRUNCATE", fd=4, rwf=1),
+        raw("FTRUNCATE", fd=4, addr=1), raw("FTRUNCATE", fd=4, len=1),
+        raw("FTRUNCATE", fd=4, buf=1), raw("FTRUNCATE", fd=4, fidx=1),
+        raw("FTRUNCATE", fd=4, addr3=1), raw("FADVISE", fd=4, buf=1),
+        raw("FADVISE", fd=4, fidx=1), raw("MADVISE", addr=0x1000, buf=1),
+        raw("MADVISE", addr=0x1000, fidx=1), submit(), enter(1, 3)]),
+    "sync-bad-fds": (PLAIN, [
+        sqe("FSYNC", fd=0), sqe("FSYNC", fd=9), sqe("FSYNC", fd=10),
+        sqe("FSYNC", fd=4, off=10, len=100),
+        sqe("FSYNC", fd=4, rwf=1, off=0, len=4096),
+        sqe("SYNC_FILE_RANGE", fd=0, len=10), sqe("SYNC_FILE_RANGE", fd=9),
+        sqe("FALLOCATE", fd=0, addr=10), sqe("FALLOCATE", fd=9, addr=10),
+        sqe("FALLOCATE", fd=4, addr=10, len=0x7f),
+        sqe("FTRUNCATE", fd=9), sqe("FTRUNCATE", fd=2, off=5),
+        sqe("FADVISE", fd=9, len=10), sqe("FADVISE", fd=0, len=10),
+        sqe("FADVISE", fd=4, addr=64, rwf=1),
+        sqe("FADVISE", fd=4, len=64, rwf=3),
+        sqe("MADVISE", addr=0x1000, off=4096, rwf=0),
+        sqe("MADVISE", addr=0x1000, len=4096, rwf=9),
+        submit(), enter(1, 3)]),
+    "sync-fixed-async": (FILES, [
+        sqe("FSYNC", fd=4, flags=FIXED), sqe("FSYNC", fd=12, flags=FIXED),
+        sqe("SYNC_FILE_RANGE", fd=4, flags=FIXED | ASYNC, len=10),
+        sqe("FALLOCATE", fd=4, flags=FIXED | ASYNC, addr=10),
+        sqe("FTRUNCATE", fd=4, flags=FIXED, off=10),
+        sqe("FTRUNCATE", fd=14, flags=FIXED | ASYNC, off=10),
+        sqe("FADVISE", fd=4, flags=FIXED | ASYNC, len=10, rwf=4),
+        sqe("MADVISE", flags=ASYNC, addr=0x1000, len=4096, rwf=4),
+        sqe("FSYNC", fd=4, flags=ASYNC, rwf=1),
+        submit(), enter(1, 3)]),
+    "raw-sock-prep": (PLAIN, [
+        raw("ACCEPT", fd=14, len=1), raw("ACCEPT", fd=14, buf=1),
+        raw("ACCEPT", fd=14, ioprio=0x80),
+        raw("ACCEPT", fd=14, fidx=1, rwf=0o2000000),
+        raw("ACCEPT", fd=14, fidx=1, ioprio=1),
+        raw("ACCEPT", fd=14, rwf=0x10),
+        raw("CONNECT", fd=12, len=1), raw("CONNECT", fd=12, buf=1),
+        raw("CONNECT", fd=12, rwf=1), raw("CONNECT", fd=12, fidx=1),
+        raw("SHUTDOWN", fd=12, off=1), raw("SHUTDOWN", fd=12, addr=1),
+        raw("SHUTDOWN", fd=12, rwf=1), raw("SHUTDOWN", fd=12, buf=1),
+        raw("SHUTDOWN", fd=12, fidx=1), raw("SOCKET", addr=1),
+        raw("SOCKET", rwf=1), raw("SOCKET", buf=1),
+        raw("SOCKET", off=0x80000001 | 0o2000000, fidx=1),
+        raw("SOCKET", off=0x80000001 | 0x100),
+        raw("BIND", fd=2, len=1), raw("BIND", fd=2, buf=1),
+        raw("BIND", fd=2, rwf=1), raw("BIND", fd=2, fidx=1),
+        raw("LISTEN", fd=2, addr=1), raw("LISTEN", fd=2, buf=1),
+        raw("LISTEN", fd=2, rwf=1), raw("LISTEN", fd=2, fidx=1),
+        raw("LISTEN", fd=2, off=1), submit(), enter(1, 3)]),
+    "sock-bad-fds": (PLAIN, [
+        sqe("ACCEPT", fd=9), sqe("ACCEPT", fd=4), sqe("ACCEPT", fd=2),
+        sqe("ACCEPT", fd=14, ioprio=2 | 4, rwf=0o4000),
+        sqe("CONNECT", fd=9, addr=1), sqe("CONNECT", fd=4, addr=1),
+        sqe("CONNECT", fd=2, addr=0x100, off=2),
+        sqe("SHUTDOWN", fd=9), sqe("SHUTDOWN", fd=4, len=1),
+        sqe("BIND", fd=9, addr=1), sqe("BIND", fd=4, addr=1),
+        sqe("LISTEN", fd=9), sqe("LISTEN", fd=4),
+        sqe("SOCKET", off=2, rwf=0), sqe("SOCKET", off=0x80000007),
+        submit(), enter(1, 3)]),
+    "accept-then-connect": (DEFER, [
+        sqe("ACCEPT", fd=14, addr=0x100, off=0x180), submit(),
+        sqe("SOCKET", off=0, fidx=0x80000030), submit(), enter(1, 1),
+        sqe("ACCEPT", fd=14, ioprio=1, fidx=0x80000030), submit(),
+        enter(1, 0), sqe("ACCEPT", fd=14, flags=ASYNC), submit(),
+        enter(1, 0)]),
+    "raw-netzc-prep": (BUFS, [
+        raw("SEND_ZC", fd=12, addr=0x100, len=8, pad=1),
+        raw("SEND_ZC", fd=12, addr=0x100, len=8, addr3=1),
+        raw("SEND_ZC", fd=12, ioprio=0x40, addr=0x100, len=8),
+        raw("SEND_ZC", fd=12, ioprio=0x20, addr=0x100, len=2000),
+        raw("SEND_ZC", fd=12, ioprio=0x20, addr=0x100, len=2),
+        raw("SEND_ZC", fd=12, ioprio=0x24, addr=0x100, len=2),
+        raw("SEND_ZC", fd=12, ioprio=4, addr=0x8300, len=64),
+        raw("SEND_ZC", fd=12, ioprio=4, addr=0x8300, len=64, buf=5),
+        raw("SEND_ZC", fd=12, ioprio=8, addr=0x100, len=64),
+        raw("SEND_ZC", fd=3, addr=0x100, len=8, off=1, fidx=8),
+        raw("SENDMSG_ZC", fd=12, addr=0x400, off=1),
+        raw("SENDMSG_ZC", fd=12, addr=0x400, fidx=1),
+        raw("SENDMSG_ZC", fd=12, addr=0x400, pad=1),
+        raw("SENDMSG_ZC", fd=12, ioprio=4, addr=0x400),
+        raw("SEND_ZC", fd=9, addr=0x100, len=8),
+        raw("SEND_ZC", fd=4, addr=0x100, len=8),
+        raw("SEND_ZC", fd=15, addr=0x100, len=8),
+        submit(), enter(1, 3)]),
+    "netzc-poll-first": (DEFER, [
+        sqe("SEND_ZC", fd=12, ioprio=1, addr=0x100, len=64),
+        sqe("SENDMSG_ZC", fd=12, ioprio=1, addr=0x400),
+        sqe("SEND_ZC", fd=3, flags=ASYNC, addr=0x100, len=64),
+        sqe("SEND_ZC", fd=13, flags=LINK, addr=0x100, len=64),
+        sqe("SEND_ZC", fd=9, addr=0x100, len=64), submit(),
+        enter(1, 3)]),
+    "raw-splice-prep": (PLAIN, [
+        raw("SPLICE", fd=1, fidx=0, len=8, rwf=0x40),
+        raw("TEE", fd=1, fidx=0, len=8, addr=1),
+        raw("TEE", fd=1, fidx=0, len=8, off=1),
+        raw("TEE", fd=1, fidx=0, len=8, rwf=0x40),
+        sqe("SPLICE", fd=1, fidx=9, len=8, off=NEG | 1, addr=NEG | 1),
+        sqe("SPLICE", fd=9, fidx=0, len=8),
+        sqe("SPLICE", fd=4, fidx=4, len=8),
+        sqe("SPLICE", fd=1, fidx=4, len=8, addr=0, off=NEG | 1),
+        sqe("SPLICE", fd=1, fidx=7, len=8),
+        sqe("TEE", fd=4, fidx=1, len=8), sqe("TEE", fd=0, fidx=9, len=8),
+        sqe("TEE", fd=1, fidx=0, len=0),
+        sqe("SPLICE", fd=1, fidx=0, len=0), submit(), enter(1, 3)]),
+    "splice-fixed-async": (FILES, [
+        sqe("WRITE", fd=1, addr=0x100, len=300), submit(),
+        sqe("SPLICE", fd=3, flags=FIXED, fidx=0, rwf=0x80000000, len=40,
+            addr=NEG | 1, off=NEG | 1),
+        sqe("TEE", fd=1, flags=FIXED, fidx=0, rwf=0x80000000, len=10),
+        sqe("SPLICE", fd=15, flags=ASYNC, fidx=0, len=40,
+            addr=NEG | 1, off=NEG | 1),
+        sqe("SPLICE", fd=1, fidx=0, len=1000, rwf=2, addr=NEG | 1,
+            off=NEG | 1),
+        sqe("SPLICE", fd=1, fidx=0, flags=FIXED, rwf=0x80000000 | 1,
+            len=10, addr=NEG | 1, off=NEG | 1),
+        submit(), enter(1, 3)]),
+    "raw-pollremove": (PLAIN, [
+        sqe("POLL_ADD", fd=0, rwf=1), sqe("POLL_ADD", fd=2, len=1, rwf=1),
+        sqe("POLL_ADD", fd=13, rwf=1), submit(),
+        raw("POLL_REMOVE", addr=1, buf=1), raw("POLL_REMOVE", addr=1,
+        fidx=1), raw("POLL_REMOVE", addr=1, len=8),
+        raw("POLL_REMOVE", addr=1, len=1), raw("POLL_REMOVE", addr=1,
+        off=5), raw("POLL_REMOVE", addr=1, rwf=1),
+        sqe("POLL_REMOVE", addr=1, len=2, rwf=4, off=NUL),
+        sqe("POLL_REMOVE", addr=2, len=2 | 1, rwf=1, off=NUL),
+        sqe("POLL_REMOVE", addr=3, len=4), submit(),
+        sqe("WRITE", fd=3, addr=0x100, len=8), submit(), enter(1, 2),
+        sqe("POLL_REMOVE", addr=2, len=2, rwf=4, off=NUL), submit(),
+        sqe("POLL_REMOVE", addr=2, off=NUL),
+        sqe("POLL_REMOVE", addr=9, off=NUL), submit(), enter(1, 2)]),
+    "pollremove-mshot-queued": (DEFER, [
+        sqe("POLL_ADD", fd=0, len=1, rwf=1), sqe("POLL_ADD", fd=2, len=1,
+        rwf=1), submit(), sqe("WRITE", fd=1, addr=0x100, len=8),
+        sqe("WRITE", fd=3, addr=0x100, len=8), submit(),
+        sqe("POLL_REMOVE", addr=1, len=2, rwf=1 | 4, off=NUL),
+        sqe("POLL_REMOVE", addr=2, off=NUL), submit(), enter(1, 2),
+        sqe("POLL_REMOVE", addr=1, len=2 | 4, rwf=1),
+        sqe("POLL_REMOVE", addr=1, flags=ASYNC, off=NUL), submit(),
+        enter(1, 2)]),
+    "raw-uring-cmd": (BIG | PBUF, [
+        raw("URING_CMD", fd=12, off=1 << 32),
+        raw("URING_CMD", fd=12, rwf=0x80),
+        raw("URING_CMD", fd=12, rwf=1, flags=BSEL),
+        raw("URING_CMD", fd=12, rwf=2),
+        sqe("URING_CMD", fd=12, off=4),
+        sqe("URING_CMD", fd=12, off=4, rwf=1),
+        sqe("URING_CMD", fd=12, off=0, flags=BSEL),
+        sqe("URING_CMD", fd=12, off=2, addr=1 | 7 << 32, addr3=0x100,
+            fidx=4),
+        sqe("URING_CMD", fd=12, off=2, addr=9 << 32, addr3=0x100, fidx=4),
+        sqe("URING_CMD", fd=12, off=3, addr=9 << 32, addr3=0x100, fidx=4),
+        sqe("URING_CMD", fd=12, off=3, addr=1 | 1 << 32, addr3=0x100,
+            fidx=4),
+        sqe("URING_CMD", fd=12, off=2, addr=7 << 32, addr3=2, fidx=4),
+        sqe("URING_CMD", fd=9, off=0), sqe("URING_CMD", fd=4, off=0),
+        sqe("URING_CMD", fd=15, off=3), submit(), enter(1, 3)]),
+    "uring-cmd-async": (BIG, [
+        sqe("URING_CMD", fd=12, flags=ASYNC, off=0),
+        sqe("URING_CMD", fd=13, flags=ASYNC, off=4),
+        sqe("URING_CMD", fd=12, flags=ASYNC, off=2, addr=7 << 32,
+            addr3=0x100, fidx=4), sqe("URING_CMD", fd=12, off=1),
+        sqe("SEND", fd=12, addr=0x100, len=64), sqe("URING_CMD", fd=12,
+        off=4), submit(), enter(1, 3)]),
+    # futex.c: the prep checks (raw), a mask past 32 bits, vectors with a
+    # bad entry each, an entry on an unmapped word, an async wait.
+    "raw-futex-prep": (PLAIN, [
+        raw("FUTEX_WAIT", addr=0x1000, len=1),
+        raw("FUTEX_WAIT", addr=0x1000, rwf=1),
+        raw("FUTEX_WAIT", addr=0x1000, buf=1),
+        raw("FUTEX_WAIT", addr=0x1000, fidx=1),
+        sqe("FUTEX_WAIT", fd=128, addr=0x1000, addr3=1 << 33 | 1),
+        sqe("FUTEX_WAKE", fd=128, addr=0x1000, addr3=1 << 33 | 1),
+        sqe("FUTEX_WAKE", fd=128, addr=7 << 61, off=1),
+        sqe("FUTEX_WAIT", fd=128, addr=7 << 61),
+        sqe("FUTEX_WAIT", fd=128, addr=6 << 61),
+        raw("FUTEX_WAITV", fd=1, addr=0x3000, len=1),
+        raw("FUTEX_WAITV", addr=0x3000, len=1, buf=1),
+        raw("FUTEX_WAITV", addr=0x3000, len=1, fidx=1),
+        raw("FUTEX_WAITV", addr=0x3000, len=1, off=1),
+        raw("FUTEX_WAITV", addr=0x3000, len=1, rwf=1),
+        raw("FUTEX_WAITV", addr=0x3000, len=1, addr3=1),
+        sqe("FUTEX_WAITV", addr=0x3000, len=0),
+        sqe("FUTEX_WAITV", addr=7 << 61, len=2), submit(), enter(1, 3)]),
+    "futex-waitv-bad": with_data(PLAIN, lambda d: [
+        sqe("FUTEX_WAITV", addr=d, len=1),
+        sqe("FUTEX_WAITV", addr=d + 24, len=1),
+        sqe("FUTEX_WAITV", addr=d + 24, len=2), submit(), enter(1, 3)],
+        waitv(0x1000, flags=0x42) + waitv(0x1000, val=1 << 40)),
+    "futex-waitv-fault": with_data(DEFER, lambda d: [
+        sqe("FUTEX_WAITV", addr=d, len=2), submit(),
+        sqe("FUTEX_WAITV", flags=ASYNC, addr=d + 24, len=1), submit(),
+        sqe("FUTEX_WAKE", fd=128, addr=0x2000, off=8), submit(),
+        enter(1, 2)],
+        waitv(0x2000) + waitv(7 << 61)),
+    "futex-async-wake": (COOP, [
+        sqe("FUTEX_WAIT", fd=128, flags=ASYNC, addr=0x1400), submit(),
+        sqe("FUTEX_WAIT", fd=0, addr=0x1400, addr3=3), submit(),
+        sqe("FUTEX_WAKE", fd=128, addr=0x1400, off=1, addr3=2), submit(),
+        sqe("FUTEX_WAKE", fd=128, addr=0x1400, off=8), submit(),
+        sqe("FUTEX_WAKE", fd=0, addr=0x1400, off=0), submit(),
+        enter(1, 2)]),
+    # cmdsock.c: SO_TIMESTAMPING set on the TCP socket (optval an int in
+    # the arena), then TX_TIMESTAMP's multishot sees a send's stamps.
+    "uring-cmd-timestamp": with_data(BIG, lambda d: [
+        sqe("URING_CMD", fd=12, off=3, addr=37 << 32, addr3=d, fidx=4),
+        sqe("URING_CMD", fd=12, off=4), submit(), enter(1, 1),
+        sqe("SEND", fd=12, addr=0x100, len=64), submit(), enter(1, 1),
+        sqe("SEND", fd=12, addr=0x100, len=64), submit(), enter(1, 2),
+        sqe("RECV", fd=13, addr=0x2000, len=4096), submit(),
+        enter(1, 1)],
+        struct.pack("<I", 0x2 | 0x10 | 0x80 | 0x800)),
 }
 
 
