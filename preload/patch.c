@@ -760,6 +760,8 @@ static bool rewrite(struct site *st, uintptr_t s, uintptr_t stub,
 
 	if (s + 5 > nr->home.hi)
 		return false;
+	if (!sync_cores()) /* not registered (a child's mm): no patch */
+		return false;
 	if (mprotect((void *)lo, len, PROT_READ | PROT_WRITE | PROT_EXEC))
 		return false; /* W^X: the site keeps trapping */
 	st->addr = s;
@@ -881,9 +883,24 @@ static void atfork_done(void)
 	pthread_mutex_unlock(&patch_lock);
 }
 
+/* The child asks again whether its mm is registered (exec clears it). */
+static void atfork_child(void)
+{
+	__atomic_store_n(&patch_state, 0, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&patch_lock);
+}
+
+/*
+ * The SYNC_CORE registration is made here, while the process has one
+ * thread: with more, the kernel synchronises every CPU's runqueue for it,
+ * which took 30-60 ms on a loaded VM inside the first trapped enter (an
+ * SQPOLL ring's poller then counted that as idle time: liburing's
+ * sqpoll-sleep saw NEED_WAKEUP 50 ms early).
+ */
 __attribute__((constructor)) static void patch_init(void)
 {
-	pthread_atfork(atfork_prepare, atfork_done, atfork_done);
+	pthread_atfork(atfork_prepare, atfork_done, atfork_child);
+	patch_ready();
 }
 
 /*
