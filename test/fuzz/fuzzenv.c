@@ -965,3 +965,28 @@ unsigned int fz_setup_flags(unsigned int i, unsigned int *entries,
 		*cq_entries = 8; /* small: overflow is reached */
 	return flags[i];
 }
+
+void fz_final_count(struct fz_finals *f, uint64_t ud,
+		    const struct io_uring_cqe *c)
+{
+	if (c->flags & IORING_CQE_F_NOTIF) {
+		if (f->notifs[ud]++) {
+			fprintf(stderr,
+				"fuzz: a second notification for SQE %llu\n",
+				(unsigned long long)ud);
+			abort();
+		}
+		/* The result had F_MORE, or was already final. */
+		if (!f->finals[ud]++)
+			f->nfinal++;
+	} else if (!(c->flags & IORING_CQE_F_MORE)) {
+		if (f->finals[ud]++) {
+			fprintf(stderr,
+				"fuzz: a second final CQE for SQE %llu (res "
+				"%d)\n",
+				(unsigned long long)ud, c->res);
+			abort();
+		}
+		f->nfinal++;
+	}
+}

@@ -60,4 +60,21 @@ unsigned int fz_setup_flags(unsigned int i, unsigned int *entries,
 			    unsigned int *cq_entries);
 #define FZ_NSETUPS 8
 
+/*
+ * Each consumed SQE (user_data 1..n) must end in exactly one final CQE: a
+ * result without IORING_CQE_F_MORE, or for SEND_ZC and SENDMSG_ZC the
+ * notification (IORING_CQE_F_NOTIF) after a result with F_MORE. A zerocopy
+ * send canceled as a link posts its result without F_MORE and still a
+ * notification: that one is no second final. A second final CQE or
+ * notification aborts (a finding).
+ */
+#define FZ_MAX_SQES 64 /* user_data 1..this */
+struct fz_finals {
+	uint8_t finals[FZ_MAX_SQES + 1];
+	uint8_t notifs[FZ_MAX_SQES + 1];
+	unsigned int nfinal;
+};
+void fz_final_count(struct fz_finals *f, uint64_t ud,
+		    const struct io_uring_cqe *c);
+
 #endif

@@ -56,7 +56,7 @@
 #include "helpers.h"
 #include "fuzzenv.h"
 
-#define MAX_SQES 64
+#define MAX_SQES FZ_MAX_SQES
 #define NPBUF	 4
 #define NRINGIDX 4
 #define PBUF_SZ	 8192
@@ -91,9 +91,7 @@ struct run {
 	unsigned int queued;
 	unsigned int consumed0; /* SQEs consumed before a resize */
 	unsigned int head0;
-	uint8_t finals[MAX_SQES + 1];
-	uint8_t notifs[MAX_SQES + 1];
-	unsigned int nfinal;
+	struct fz_finals fin;  /* final CQEs per user_data */
 	unsigned int nown;     /* the harness's cancels' CQEs */
 	int ringidx[NRINGIDX]; /* registered ring indexes, -1: none */
 	int pers[4];
@@ -157,26 +155,7 @@ static void reap(struct run *u)
 			u->nown++;
 		if (ud < 1 || ud > MAX_SQES || (c->flags & IORING_CQE_F_SKIP))
 			continue;
-		if (c->flags & IORING_CQE_F_NOTIF) {
-			if (u->notifs[ud]++) {
-				fprintf(stderr,
-					"fuzz: a second notification "
-					"for SQE %llu\n",
-					(unsigned long long)ud);
-				abort();
-			}
-			if (!u->finals[ud]++)
-				u->nfinal++;
-		} else if (!(c->flags & IORING_CQE_F_MORE)) {
-			if (u->finals[ud]++) {
-				fprintf(stderr,
-					"fuzz: a second final CQE for SQE "
-					"%llu (res %d)\n",
-					(unsigned long long)ud, c->res);
-				abort();
-			}
-			u->nfinal++;
-		}
+		fz_final_count(&u->fin, ud, c);
 	}
 	__atomic_store_n(u->r.cq_head, head, __ATOMIC_RELEASE);
 }
@@ -1212,7 +1191,7 @@ static void teardown(struct run *u)
 	for (int i = 0; i < 5000; i++) {
 		reap(u);
 		consumed = consumed_sqes(u);
-		if (u->nfinal >= consumed && !t_ring_flush(&u->r))
+		if (u->fin.nfinal >= consumed && !t_ring_flush(&u->r))
 			break;
 		if (i % 200 == 199) {
 			queue_cancel(u);
@@ -1229,12 +1208,12 @@ static void teardown(struct run *u)
 			"sq head0 %u head %u tail %u own %u queued %u\n",
 			u->head0, *u->r.sq_head, *u->r.sq_tail, u->nown,
 			u->queued);
-	if (u->nfinal != consumed) {
+	if (u->fin.nfinal != consumed) {
 		fprintf(stderr,
 			"fuzz: %u SQEs consumed, %u final CQEs:", consumed,
-			u->nfinal);
+			u->fin.nfinal);
 		for (unsigned int i = 1; i <= u->queued && i <= MAX_SQES; i++)
-			if (!u->finals[i])
+			if (!u->fin.finals[i])
 				fprintf(stderr, " %u", i);
 		fprintf(stderr, " missing\n");
 		abort();

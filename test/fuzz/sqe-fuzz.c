@@ -59,17 +59,15 @@
 #include "helpers.h"
 #include "fuzzenv.h"
 
-#define MAX_SQES 64
+#define MAX_SQES FZ_MAX_SQES
 
 struct run {
 	struct t_ring r;
 	struct fz_env env;
 	unsigned int flags;
-	unsigned int queued; /* SQEs written */
-	unsigned int head0;  /* SQ head at the start */
-	uint8_t finals[MAX_SQES + 1];
-	uint8_t notifs[MAX_SQES + 1];
-	unsigned int nfinal;
+	unsigned int queued;  /* SQEs written */
+	unsigned int head0;   /* SQ head at the start */
+	struct fz_finals fin; /* final CQEs per user_data */
 	unsigned int ncancel; /* the harness's own cancels queued */
 	int files_registered;
 	int reg_index;	    /* the ring's registered index (RING_FDS), or -1 */
@@ -114,27 +112,7 @@ static void reap(struct run *u)
 
 		if (ud < 1 || ud > MAX_SQES)
 			continue;
-		if (c->flags & IORING_CQE_F_NOTIF) {
-			if (u->notifs[ud]++) {
-				fprintf(stderr,
-					"fuzz: a second notification for SQE "
-					"%llu\n",
-					(unsigned long long)ud);
-				abort();
-			}
-			/* The result had F_MORE, or was already final. */
-			if (!u->finals[ud]++)
-				u->nfinal++;
-		} else if (!(c->flags & IORING_CQE_F_MORE)) {
-			if (u->finals[ud]++) {
-				fprintf(stderr,
-					"fuzz: a second final CQE for SQE "
-					"%llu (res %d)\n",
-					(unsigned long long)ud, c->res);
-				abort();
-			}
-			u->nfinal++;
-		}
+		fz_final_count(&u->fin, ud, c);
 	}
 	__atomic_store_n(u->r.cq_head, head, __ATOMIC_RELEASE);
 }
@@ -470,7 +448,7 @@ static void teardown(struct run *u)
 	for (int i = 0; i < 5000; i++) {
 		reap(u);
 		consumed = consumed_sqes(u);
-		if (u->nfinal >= consumed && !t_ring_flush(&u->r))
+		if (u->fin.nfinal >= consumed && !t_ring_flush(&u->r))
 			break;
 		if (i % 25 == 24) {
 			queue_cancel(u); /* again: one armed late, or linked */
@@ -482,12 +460,12 @@ static void teardown(struct run *u)
 	}
 	reap(u);
 	consumed = consumed_sqes(u);
-	if (u->nfinal != consumed) {
+	if (u->fin.nfinal != consumed) {
 		fprintf(stderr,
 			"fuzz: %u SQEs consumed, %u final CQEs:", consumed,
-			u->nfinal);
+			u->fin.nfinal);
 		for (unsigned int i = 1; i <= consumed && i <= MAX_SQES; i++)
-			if (!u->finals[i])
+			if (!u->fin.finals[i])
 				fprintf(stderr, " %u", i);
 		fprintf(stderr, " missing\n");
 		abort();
