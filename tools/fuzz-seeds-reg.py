@@ -264,6 +264,36 @@ seeds["personality-creds"] = header() + reg(10, 3, 1, 3, 2) + reg(
 seeds["personality-creds-sqpoll"] = header(SQPOLL) + reg(10, 3, 1, 1, 2) + \
     sqe(3, 0x10, 4, 0, 0, 0xc8, 8) + sqe(0, 0, 0, 0, 0, 0xc8) + SUBMIT + WAIT
 
+# pin.c: buffers in a hole (a page below mmap_min_addr: -EFAULT), one
+# that runs from the arena's last pages past its end, two buffers over
+# the same pages
+# (the second is inside the range the first was checked for).
+seeds["bufs-pin-hole"] = header() + reg(2, 1, 0x19, 0, 0, 0, 1) + reg(
+    2, 2, 0x0f, 0x1a, 0, 0, 0) + reg(3, 0, 0x19, 0, 0, 0, 1) + reg(
+    2, 2, 0x01, 0x01, 0, 0, 1) + reg(1, 0, alt=True) + reg(
+    2, 2, 0x0f, 0x0f, 0, 0, 1) + reg(1, 0, alt=True) + reg(
+    2, 3, 0x0e, 0x0e, 0x0f, 0, 1) + reg(1, 0, alt=True) + reg(
+        2, 1, 0xe3, 0, 0, 0, 0) + reg(3, 0, 0xf2, 0, 0, 0, 1)
+
+# syscall.c: an enter that submits and waits for more CQEs than it can
+# have at once (signals held from the start), enters with flags the ring
+# does not have (SQ_WAIT, SQ_WAKEUP without SQPOLL, a registered-ring
+# index that is none), a register through a bad registered-ring index,
+# nowait.h's close notice and version.
+seeds["enter-hold"] = header() + sqe(3, 0, 0, 0, 0x80, 0, 4) + rec(
+    10, 1, 2, 1) + sqe(0) + sqe(0) + rec(10, 1, 3, 2, 1) + sqe(
+        5, 0, 1, 0, 0x80, 0, 1) + rec(10, 1, 1, 0) + b"".join(
+            rec(11, 6, 0, f) for f in (0x10, 0x04, 0x02, 0x0c)) + reg(
+                15, 5, 4, 0, 0, 7) + reg(15, 5, 4, 0, 0, 0x0f)
+seeds["api-misc"] = header() + b"".join(
+    rec(11, 0, 0, x, y, 2) for x in range(3) for y in (0, 3)) + rec(
+        11, 1, 0, 1, 0, 2) + rec(11, 1, 1, 0, 0, 2) + rec(11, 1, 0, 1, 0, 2)
+
+# pressure.c: the verdict on the monotonic clock (now, 50 ms and 4 s
+# ahead: a sample, the moving figure folded), from the shared page.
+seeds["pressure"] = header() + b"".join(
+    rec(11, 2, 0, x, 0, 2) for x in (0, 3, 0, 0xf0, 3, 0xff))
+
 for name, data in seeds.items():
     with open(f"{root}/{name}", "wb") as f:
         f.write(data)

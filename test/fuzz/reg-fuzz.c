@@ -339,7 +339,10 @@ static void fill_iovs(struct run *u, struct iovec *iov, const uint8_t *a)
 		if ((s & 0x0c) == 0x04) {
 			iov[i].iov_len = s; /* short, odd */
 		} else if ((s & 0x0c) == 0x08) {
-			iov[i].iov_base = NULL; /* sparse, or -EFAULT */
+			/* sparse, or -EFAULT; or a page below mmap_min_addr,
+			 * where nothing is mapped: a hole (pin.c) */
+			iov[i].iov_base =
+				(s & 0x10) ? (void *)(uintptr_t)0x1000 : NULL;
 		} else if ((s & 0x0c) == 0x0c) {
 			iov[i].iov_base = odd_mem[s & 3] + (s >> 6) * 1024;
 			iov[i].iov_len =
@@ -1006,6 +1009,9 @@ static void hook_close(struct run *u, const uint8_t *a, int fd)
 			nowait_hook_ring_fd_learn(lo);
 			nowait_hook_is_ring_fd(lo);
 			nowait_hook_fd_closing(lo);
+			/* nowait.h's close notice, not the door's */
+			if (a[4] & 2)
+				nowait_fd_closing(lo);
 			close(lo);
 		}
 		return;
@@ -1052,6 +1058,26 @@ static void hook_watch(struct run *u, const uint8_t *a, int fd)
 	}
 }
 
+/*
+ * The CPU verdict as the preload's spinner asks it: the state moved once
+ * to a shared page (as before a fork; once, the page is never freed),
+ * then asked on the monotonic clock, a[2] * 16 ms ahead, which samples
+ * the pressure file again after the interval.
+ */
+static void hook_pressure(const uint8_t *a)
+{
+	static bool shared;
+	struct timespec now;
+
+	if (!shared) {
+		shared = true;
+		nowait_hook_pressure_share();
+	}
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	nowait_hook_cpu_busy((uint64_t)now.tv_sec * 1000000000ULL +
+			     (uint64_t)now.tv_nsec + ((uint64_t)a[2] << 24));
+}
+
 /* include/nowait-hook.h's door, as the preload and the bench call it. */
 static void do_hook(struct run *u, const uint8_t *a)
 {
@@ -1060,6 +1086,11 @@ static void do_hook(struct run *u, const uint8_t *a)
 	switch (a[0] % 7) {
 	case 0:
 		nowait_hook_is_ring_fd(fd);
+		/* nowait.h's version, asked as a program would */
+		if ((a[4] & 2) &&
+		    nowait_version_check((int)(a[2] % 3) - 1, a[3] % 4) &&
+		    !nowait_version())
+			abort();
 		break;
 	case 1:
 		hook_close(u, a, fd);
@@ -1068,6 +1099,8 @@ static void do_hook(struct run *u, const uint8_t *a)
 		nowait_hook_reissue_count();
 		nowait_hook_cpu_busy_cached();
 		nowait_hook_cpu_busy((uint64_t)a[2] << 24);
+		if (a[4] & 2)
+			hook_pressure(a);
 		if (a[4] & 1) /* the statistics' report (stats.c) */
 			raise(SIGUSR2);
 		break;
