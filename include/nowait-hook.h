@@ -69,6 +69,12 @@ bool nowait_hook_cpu_busy(uint64_t now_ns);
 /* The last verdict, without looking at the clock (may be stale). */
 bool nowait_hook_cpu_busy_cached(void);
 /*
+ * The calling thread's own view (src/pressure.c): true while it waited for
+ * a CPU (schedstat run_delay) more than a tenth of a recent ~5 ms window,
+ * and for 50 ms after; false on kernels without schedstat.
+ */
+bool nowait_hook_thread_queued(uint64_t now_ns);
+/*
  * Keep the pressure state in a shared page from now on, so that the
  * processes this one forks sample the pressure together (one sample per
  * interval between them, not one each). Call it before forking.

@@ -42,7 +42,9 @@
  * weight rises when the thread's involuntary context switches grow while
  * it spins (others wanted the CPU). And no thread spins while tasks wait
  * for a CPU (src/pressure.c: the kernel's CPU pressure over the last
- * ~20 ms): the peer it waits for is then likely queued behind it. A
+ * ~20 ms), nor while the thread itself waited for one lately (its own
+ * run-queue delay over ~5 ms windows): the peer it waits for is then
+ * likely queued behind it. A
  * budget of 0 is re-examined as new waits are measured (no spinning
  * needed to learn).
  */
@@ -251,7 +253,7 @@ static inline int bucket_of(uint64_t ns)
 
 static void adapt_recompute(void)
 {
-	uint64_t tot = 0, below = 0, burnt = 0, best_gain = 0;
+	uint64_t tot = 0, below = 0, burnt = 0, best_gain = 0, now;
 	uint32_t best = 0, contention;
 	int b, i;
 
@@ -260,11 +262,13 @@ static void adapt_recompute(void)
 	if (!tot)
 		return;
 	/*
-	 * Tasks are waiting for a CPU: the peer this thread waits for most
-	 * likely needs this very CPU, so spinning only delays it (the RFC's
-	 * losses at many groups). Do not spin.
+	 * Tasks are waiting for a CPU (this thread among them, lately): the
+	 * peer this thread waits for most likely needs this very CPU, so
+	 * spinning only delays it (the RFC's losses at many groups). Do not
+	 * spin.
 	 */
-	if (nowait_hook_cpu_busy(now_ns())) {
+	now = now_ns();
+	if (nowait_hook_cpu_busy(now) || nowait_hook_thread_queued(now)) {
 		ad.budget_ns = 0;
 		for (b = 0; b < NB_BUCKETS; b++)
 			ad.hist[b] -= ad.hist[b] / 8;
@@ -439,7 +443,8 @@ static ssize_t spin_io(int fd, const struct iovec *iov, int cnt, int wr,
 		ad.n_calls++;
 	start = now_ns();
 	/* adaptive: never while other tasks wait for the CPUs */
-	if (bud && spin_mode == SPIN_ADAPTIVE && nowait_hook_cpu_busy(start))
+	if (bud && spin_mode == SPIN_ADAPTIVE &&
+	    (nowait_hook_cpu_busy(start) || nowait_hook_thread_queued(start)))
 		bud = 0;
 	if (bud == 0) {
 		/* adaptive, spinning does not pay now: still learn */

@@ -41,6 +41,11 @@ bool nowait_hook_cpu_busy_cached(void)
 	return nw_cpu_busy_cached();
 }
 
+bool nowait_hook_thread_queued(uint64_t now_ns)
+{
+	return nw_thread_queued(now_ns);
+}
+
 void nowait_hook_pressure_share(void)
 {
 	nw_pressure_share();

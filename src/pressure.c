@@ -25,6 +25,16 @@
  * Until two samples exist the verdict is "busy": a policy starts by not
  * spinning and only spins once it knows the CPUs are free.
  *
+ * PSI sees the whole machine, over windows: a verdict that turned free
+ * while a family of busy processes (hackbench's) keeps the CPUs full lets
+ * them spin until the next window shows the stall their own spinning made.
+ * nw_thread_queued() asks the thread itself: the run_delay of
+ * /proc/thread-self/schedstat (CONFIG_SCHED_INFO) is the time it spent
+ * runnable but waiting for a CPU. A thread that waited for one more than
+ * NW_QUEUED_PERMILLE of a window of at least NW_QUEUED_WINDOW_NS does not
+ * spin for NW_QUEUED_HOLD_NS, and reads the file again only then: at most
+ * one read per window while it may spin, one per hold while it may not.
+ *
  * NOWAIT_CPU_PRESSURE=PATH names another file of the same format to watch,
  * read once: a cgroup v2 group's cpu.pressure, so that a program in a
  * container asks about its own group's tasks, or a file a test writes to
@@ -55,6 +65,17 @@
 #ifndef NW_PRESSURE_DECAY_NS
 #define NW_PRESSURE_DECAY_NS 80000000ULL /* 80 ms: idle again in ~150 ms */
 #endif
+
+#ifndef NW_QUEUED_WINDOW_NS
+#define NW_QUEUED_WINDOW_NS 5000000ULL /* 5 ms */
+#endif
+#ifndef NW_QUEUED_HOLD_NS
+#define NW_QUEUED_HOLD_NS 50000000ULL /* 50 ms */
+#endif
+#ifndef NW_QUEUED_MAX_WINDOW_NS
+#define NW_QUEUED_MAX_WINDOW_NS 1000000000ULL /* older: start again */
+#endif
+#define NW_QUEUED_PERMILLE 100 /* waited 10% of the window */
 
 enum { SRC_UNKNOWN, SRC_PSI, SRC_LOADAVG };
 
@@ -234,4 +255,61 @@ bool nw_cpu_busy(uint64_t now_ns)
 	}
 	__atomic_store_n(&ps->sampling, 0, __ATOMIC_RELEASE);
 	return nw_cpu_busy_cached();
+}
+
+/*
+ * The thread's own view: since when it measures (base_ns, its run_delay
+ * then), until when it holds off, and when it looks again. All zero in a
+ * new thread: the first call only sets the base, and says "queued" until
+ * a window exists, as the shared verdict starts busy.
+ */
+struct nw_queued {
+	uint64_t base_ns, base_delay, next_ns, hold_until;
+	bool known;
+};
+
+static __thread struct nw_queued tq __attribute__((tls_model("initial-exec")));
+
+/* run_delay of the calling thread in ns (the 2nd schedstat field), or -1. */
+static long long thread_run_delay(void)
+{
+	char buf[128], *p = buf;
+
+	if (read_proc("/proc/thread-self/schedstat", buf, sizeof(buf)) < 0)
+		return -1;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	if (*p != ' ')
+		return -1;
+	return strtoll(p + 1, NULL, 10);
+}
+
+bool nw_thread_queued(uint64_t now_ns)
+{
+	long long delay;
+	uint64_t win;
+
+	if ((int64_t)(now_ns - tq.next_ns) < 0)
+		return (int64_t)(tq.hold_until - now_ns) > 0;
+	delay = thread_run_delay();
+	if (delay < 0) { /* no schedstat: PSI alone decides */
+		tq.known = false;
+		tq.next_ns = now_ns + NW_QUEUED_HOLD_NS;
+		return false;
+	}
+	win = now_ns - tq.base_ns;
+	if (!tq.known || (int64_t)win <= 0 || win > NW_QUEUED_MAX_WINDOW_NS ||
+	    (uint64_t)delay < tq.base_delay) { /* new (or forked): a base */
+		tq.hold_until = now_ns + NW_QUEUED_WINDOW_NS;
+	} else if (((uint64_t)delay - tq.base_delay) * 1000 >
+		   win * NW_QUEUED_PERMILLE) {
+		tq.hold_until = now_ns + NW_QUEUED_HOLD_NS;
+	}
+	tq.known = true;
+	tq.base_ns = now_ns;
+	tq.base_delay = (uint64_t)delay;
+	tq.next_ns = (int64_t)(tq.hold_until - now_ns) > 0
+			     ? tq.hold_until
+			     : now_ns + NW_QUEUED_WINDOW_NS;
+	return (int64_t)(tq.hold_until - now_ns) > 0;
 }

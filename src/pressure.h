@@ -19,5 +19,11 @@ bool nw_cpu_busy(uint64_t now_ns);
 void nw_pressure_share(void);
 /* The last verdict, without looking at the clock (may be stale). */
 bool nw_cpu_busy_cached(void);
+/*
+ * The calling thread's own view: true while it waited for a CPU more than
+ * a tenth of a recent window (its schedstat run_delay), and for a while
+ * after; reads /proc at most once per 5 ms window.
+ */
+bool nw_thread_queued(uint64_t now_ns);
 
 #endif

@@ -11,7 +11,8 @@
  * - when spins mostly fail (the hit rate falls below a quarter) it stops
  *   spinning for a while, then probes again;
  * - on a single CPU it never spins: the event it waits for needs the CPU,
- *   and likewise while other tasks wait for a CPU (pressure.c).
+ *   and likewise while other tasks wait for a CPU (pressure.c: the
+ *   machine's PSI, and the waiting thread's own run-queue delay).
  * Waits measured while sleeping feed the same average, so the policy comes
  * back to spinning when waits get short again.
  */
@@ -69,10 +70,12 @@ long long nw_spin_budget(struct nw_spin *s)
 {
 	long long avg, budget;
 	unsigned int backoff;
+	uint64_t now;
 
 	if (!s->adaptive)
 		return s->fixed_ns > 0 ? s->fixed_ns : 0;
-	if (ncpu() < 2 || nw_cpu_busy(mono_ns()))
+	now = mono_ns();
+	if (ncpu() < 2 || nw_cpu_busy(now) || nw_thread_queued(now))
 		return 0;
 	backoff = __atomic_load_n(&s->backoff, __ATOMIC_RELAXED);
 	if (backoff) {
