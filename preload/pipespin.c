@@ -235,6 +235,7 @@ struct adapt {
 	int inited;
 	/* stats (NOWAIT_PIPE_SPIN_STATS=1) */
 	uint64_t n_calls, n_spins, n_spin_ok, n_slept, spin_ns_total;
+	uint64_t n_vetoed, fail_ns_total; /* budgets not used; failed spins */
 };
 
 static TLS struct adapt ad;
@@ -444,8 +445,10 @@ static ssize_t spin_io(int fd, const struct iovec *iov, int cnt, int wr,
 	start = now_ns();
 	/* adaptive: never while other tasks wait for the CPUs */
 	if (bud && spin_mode == SPIN_ADAPTIVE &&
-	    (nowait_hook_cpu_busy(start) || nowait_hook_thread_queued(start)))
+	    (nowait_hook_cpu_busy(start) || nowait_hook_thread_queued(start))) {
 		bud = 0;
+		ad.n_vetoed += (uint64_t)spin_stats;
+	}
 	if (bud == 0) {
 		/* adaptive, spinning does not pay now: still learn */
 		if (spin_mode != SPIN_ADAPTIVE)
@@ -491,8 +494,11 @@ static ssize_t spin_io(int fd, const struct iovec *iov, int cnt, int wr,
 		cpu_relax();
 	}
 	/* the budget is spent (or a FIFO is ready): block as the plain call */
-	if (spin_stats)
+	if (spin_stats) {
 		ad.n_slept++;
+		if (spun)
+			ad.fail_ns_total += now_ns() - start;
+	}
 	errno = saved;
 	r = plain_call(fd, cur, curcnt, wr);
 	if (r < 0) {
@@ -752,13 +758,15 @@ static void print_stats(void)
 	n = snprintf(line, sizeof(line),
 		     "nowait-preload[%d]: pipe calls %llu spins-ok %llu "
 		     "slept %llu avg-ok-spin %.2f us budget %u ns "
-		     "contention %u/16 cpu-busy %d\n",
+		     "contention %u/16 cpu-busy %d failed-spins-us %.1f "
+		     "vetoed %llu\n",
 		     (int)getpid(), (unsigned long long)ad.n_calls,
 		     (unsigned long long)ad.n_spin_ok,
 		     (unsigned long long)ad.n_slept,
 		     ad.n_spin_ok ? ad.spin_ns_total / 1e3 / ad.n_spin_ok : 0.0,
 		     ad.budget_ns, ad.contention,
-		     nowait_hook_cpu_busy(now_ns()));
+		     nowait_hook_cpu_busy(now_ns()), ad.fail_ns_total / 1e3,
+		     (unsigned long long)ad.n_vetoed);
 	if (n > 0)
 		real_write(2, line, (size_t)n);
 }
