@@ -182,6 +182,7 @@ int nw_fd_owners_take(int fd, struct nw_ring ***rings)
 
 	if (fd < 0)
 		return 0;
+	nw_fd_set_file_hint(fd, false);
 	if (unlikely(__atomic_load_n(&owners_lost, __ATOMIC_RELAXED)))
 		return -1;
 	if (likely(!fd_maybe_owned(fd)))
@@ -339,6 +340,7 @@ void nw_fd_forget(struct nw_ring *ring, int fd)
 {
 	struct nw_pollfd *pfd;
 
+	nw_fd_set_file_hint(fd, false);
 	pthread_mutex_lock(&ring->poll_lock);
 	pfd = nw_fdcache_get(ring, fd, false);
 	if (pfd && !pfd->target) {
@@ -379,4 +381,47 @@ bool nw_fd_uring_wake(int fd)
 		       &uring_wake_bits[(unsigned int)fd / NW_LONG_BITS],
 		       __ATOMIC_RELAXED) &
 	       (1UL << ((unsigned int)fd % NW_LONG_BITS));
+}
+
+/*
+ * Fds whose last positional read or write completed in full inline: a
+ * regular file's next one skips the readiness snapshot (rw.c). Only a
+ * hint, process-wide and lock-free: rw.c trusts it for nothing that
+ * decides a result, so a stale one (the number closed behind the
+ * engine's back and reused for a pipe) costs a system call, no more.
+ * Below NW_FD_HINT_MAX only; cleared by the close hooks.
+ */
+_Static_assert(NW_FD_HINT_MAX == NW_FD_SEEN_MAX, "one bound for fd bitmaps");
+unsigned long nw_fd_file_hint_bits[NW_FD_HINT_MAX / NW_LONG_BITS];
+
+void nw_fd_set_file_hint(int fd, bool on)
+{
+	unsigned long bit = 1UL << ((unsigned int)fd % NW_LONG_BITS);
+	unsigned long *w;
+
+	if ((unsigned int)fd >= NW_FD_HINT_MAX || nw_fd_file_hint(fd) == on)
+		return; /* no write where nothing changes: the common case */
+	w = &nw_fd_file_hint_bits[(unsigned int)fd / NW_LONG_BITS];
+	if (on)
+		__atomic_fetch_or(w, bit, __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_and(w, ~bit, __ATOMIC_RELAXED);
+}
+
+void nw_fd_file_hint_clear_range(unsigned int first, unsigned int last)
+{
+	unsigned int fd;
+
+	if (last >= NW_FD_HINT_MAX)
+		last = NW_FD_HINT_MAX - 1;
+	for (fd = first; fd <= last; fd++) {
+		if (!(fd % NW_LONG_BITS) && last - fd >= NW_LONG_BITS - 1) {
+			__atomic_store_n(
+				&nw_fd_file_hint_bits[fd / NW_LONG_BITS], 0,
+				__ATOMIC_RELAXED);
+			fd += NW_LONG_BITS - 1;
+			continue;
+		}
+		nw_fd_set_file_hint((int)fd, false);
+	}
 }

@@ -90,5 +90,24 @@ void nw_fd_close_visit(void);
  */
 void nw_fd_set_uring_wake(int fd, bool on);
 bool nw_fd_uring_wake(int fd);
+/*
+ * fd's last positional read or write completed in full inline (rw.c): a
+ * regular file, most likely. Only a hint, trusted for no result; cleared
+ * when the number is known to close. Any lock.
+ */
+#define NW_FD_HINT_MAX 65536
+extern unsigned long nw_fd_file_hint_bits[];
+
+static inline bool nw_fd_file_hint(int fd)
+{
+	unsigned int w = (unsigned int)fd / (8 * sizeof(long));
+
+	if ((unsigned int)fd >= NW_FD_HINT_MAX)
+		return false;
+	return __atomic_load_n(&nw_fd_file_hint_bits[w], __ATOMIC_RELAXED) &
+	       (1UL << ((unsigned int)fd % (8 * sizeof(long))));
+}
+void nw_fd_set_file_hint(int fd, bool on);
+void nw_fd_file_hint_clear_range(unsigned int first, unsigned int last);
 
 #endif

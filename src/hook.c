@@ -85,6 +85,7 @@ void nowait_hook_fd_range_closing(unsigned int first, unsigned int last)
 	nw_in_engine++;
 	for (unsigned int fd = first; fd <= last && fd < 4096; fd++)
 		nw_ring_fd_closing((int)fd);
+	nw_fd_file_hint_clear_range(first, last);
 	nw_poll_fd_range_closing(first, last);
 	nw_in_engine--;
 }

@@ -408,6 +408,8 @@ static int fd_kind_learn(struct nw_req *req)
 	else
 		kind = NW_FD_SOCKET;
 	nw_fd_set_kind(req->ring, req->fd, kind);
+	if (kind != NW_FD_FILE)
+		nw_fd_set_file_hint(req->fd, false);
 	return kind;
 }
 
@@ -506,20 +508,46 @@ static bool rw_mode_ok(const struct nw_rw *rw, int fl)
 	       acc != (rw->write ? O_RDONLY : O_WRONLY);
 }
 
+/*
+ * The readiness snapshot before a nonblocking attempt (poll.c): true when
+ * the fd is known not ready, and the attempt is to be skipped.
+ */
+static bool rw_snapshot(struct nw_req *req, struct nw_rw *rw, int *kind)
+{
+	return nw_poll_prepare(req, rw->write ? NW_POLLOUT : NW_POLLIN, kind);
+}
+
+/*
+ * A regular file is never parked on readiness, so its read needs no
+ * snapshot, which costs poll_lock and the fd's lookup: the file hint
+ * (fdcache.c) skips it, with the kind left unknown, as for an fd the
+ * engine has not seen. The hint decides nothing else: a number reused
+ * for a pipe or socket fails the offset (ESPIPE, then the kind is learnt)
+ * or comes back short (learnt then) or EAGAIN, and then the snapshot is
+ * taken and the attempt made again, as if the hint had not been there,
+ * before anything parks.
+ */
 static int rw_nonblock(struct nw_req *req, struct nw_rw *rw)
 {
-	unsigned int mask = rw->write ? NW_POLLOUT : NW_POLLIN;
 	bool user_nowait = rw->rw_flags & RWF_NOWAIT;
+	bool hinted = nw_fd_file_hint(req->fd);
+	int kind = NW_FD_UNKNOWN;
 	ssize_t n;
-	int kind;
 
 	if ((int64_t)rw->off < -1) /* rw_verify_area, after the file's mode */
 		return rw_mode_ok(rw, fcntl(req->fd, F_GETFL)) ? -EINVAL
 							       : -EBADF;
-	if (nw_poll_prepare(req, mask, &kind))
+	if (!hinted && rw_snapshot(req, rw, &kind))
 		return user_nowait ? rw_done(req, rw, -EAGAIN) : NW_RETRY;
 	for (;;) {
 		n = rw_call(req, rw, &kind, rw->rw_flags | RWF_NOWAIT);
+		if (n == -EAGAIN && hinted && !rw->done) {
+			hinted = false;
+			nw_fd_set_file_hint(req->fd, false);
+			if (rw_snapshot(req, rw, &kind))
+				break;
+			continue;
+		}
 		if (n == -EAGAIN)
 			break;
 		if (n == -EOPNOTSUPP && !user_nowait)
@@ -528,7 +556,13 @@ static int rw_nonblock(struct nw_req *req, struct nw_rw *rw)
 			return rw_done(req, rw, n);
 		iov_advance(rw, (size_t)n);
 		if (rw->done == rw->total || !fd_is_file(req, &kind))
-			return rw_done(req, rw, 0);
+			break;
+	}
+	if (n > 0) { /* in full, or a stream's short transfer */
+		if (!hinted && rw->off != (uint64_t)-1 &&
+		    kind != NW_FD_STREAM && kind != NW_FD_SOCKET)
+			nw_fd_set_file_hint(req->fd, true);
+		return rw_done(req, rw, 0);
 	}
 	if (user_nowait)
 		return rw_done(req, rw, -EAGAIN);

@@ -7,9 +7,11 @@
  * regular files), fs/read_write.c rw_verify_area.
  */
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include <nowait.h>
 #include "helpers.h"
 
 static char tmpdir[64];
@@ -429,6 +431,69 @@ static void test_number_reused(void)
 	t_ring_exit(&r);
 }
 
+/*
+ * The same number reused behind the engine's back (a plain close, no
+ * hook): a file read at offsets in full (the engine's file hint set),
+ * then a pipe on the number. READ at offset 0 there is a pipe read: it
+ * waits while the pipe is empty, and a short one is not continued. Then
+ * a socket on the number; then a file again, read at its offsets, once
+ * the engine is told of the socket's close (nowait_fd_closing, the
+ * library's contract: it keeps what it learnt of the number till then).
+ */
+static void test_number_reused_unseen(void)
+{
+	char buf[16], data[16] = "0123456789abcde";
+	struct t_ring r;
+	int fd, p[2], s[2], i;
+
+	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
+	fd = temp_file();
+	T_ASSERT_EQ(pwrite(fd, data, sizeof(data), 0), (ssize_t)sizeof(data));
+	for (i = 0; i < 4; i++) {
+		queue_rw(&r, IORING_OP_READ, fd, buf, 4, (uint64_t)i * 4, i);
+		run_one(&r, i, 4);
+		T_ASSERT_EQ(memcmp(buf, data + i * 4, 4), 0);
+	}
+	close(fd);
+	T_ASSERT_EQ(pipe(p), 0);
+	T_ASSERT_EQ(p[0], fd); /* the lowest free number */
+	queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 11);
+	T_ASSERT_EQ(t_submit(&r), 1);
+	t_expect_no_cqe(&r, 20);
+	T_ASSERT_EQ(write(p[1], "pipe", 4), 4);
+	T_ASSERT_EQ(t_expect_cqe(&r, 11, 4), 0);
+	T_ASSERT_EQ(memcmp(buf, "pipe", 4), 0);
+	T_ASSERT_EQ(write(p[1], "abcdef", 6), 6);
+	queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 12);
+	run_one(&r, 12, 6); /* short: a pipe read is not continued */
+	T_ASSERT_EQ(memcmp(buf, "abcdef", 6), 0);
+	close(p[0]);
+	close(p[1]);
+	T_ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, s), 0);
+	T_ASSERT_EQ(s[0], fd);
+	T_ASSERT_EQ(write(s[1], "sock", 4), 4);
+	queue_rw(&r, IORING_OP_READ, s[0], buf, sizeof(buf), 0, 13);
+	run_one(&r, 13, 4);
+	T_ASSERT_EQ(memcmp(buf, "sock", 4), 0);
+	if (t_engine() == T_ENGINE_USER)
+		nowait_fd_closing(s[0]);
+	close(s[0]);
+	close(s[1]);
+	T_ASSERT_EQ(temp_file(), fd);
+	T_ASSERT_EQ(pwrite(fd, data, sizeof(data), 0), (ssize_t)sizeof(data));
+	for (i = 0; i < 3; i++) {
+		queue_rw(&r, IORING_OP_READ, fd, buf, 4, 12 - (uint64_t)i * 4,
+			 20 + i);
+		run_one(&r, 20 + i, 4);
+		T_ASSERT_EQ(memcmp(buf, data + 12 - i * 4, 4), 0);
+	}
+	queue_rw(&r, IORING_OP_READ, fd, buf, 10, 8, 24);
+	run_one(&r, 24, 8); /* a short read of a file continues to EOF */
+	T_ASSERT_EQ(memcmp(buf, data + 8, 8), 0);
+	close(fd);
+	t_ring_exit(&r);
+}
+
 int main(void)
 {
 	t_require_engine();
@@ -443,6 +508,7 @@ int main(void)
 	test_errors();
 	test_link_order();
 	test_number_reused();
+	test_number_reused_unseen();
 	rmdir(tmpdir);
 	return T_EXIT_PASS;
 }
