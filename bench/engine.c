@@ -54,8 +54,9 @@ bool bench_ctx_has(const struct bench_ctx *ctx, const struct t_calls *eng)
 }
 
 /*
- * Is the floor `name` (floor, epoll, pread, libuv, minimal: no engine of
- * io_uring's, the yardstick next to the user engine) to be measured?
+ * Is the floor `name` (floor, epoll, pread, preadv2, libuv, minimal: no
+ * engine of io_uring's, the yardstick next to the user engine) to be
+ * measured?
  * When both engines are (the default), or when named with --engine.
  */
 bool bench_ctx_has_floor(const struct bench_ctx *ctx, const char *name)

@@ -10,12 +10,16 @@
  *           libuv's thread pool (UV_THREADPOOL_SIZE, default 4 threads;
  *           UV_USE_IO_URING=0 for a libuv that would use io_uring instead)
  *   pread   a plain synchronous pread() loop, one read at a time
+ *   preadv2 the system call nowait makes per read, in a bare loop: one
+ *           preadv2() of one iovec with RWF_NOWAIT (the kernel's vectored
+ *           path costs more than pread64's), into the same buffer as pread
  * A ring round submits every free slot and waits for one CQE, then reaps
  * all there are. Every read must return 4096 bytes and the block number
  * the file holds there. The file (`size` MiB in $TMPDIR, else /tmp) is
  * written, unlinked at once (so it goes at exit, however that comes) and
  * read through once to have it all cached; in --smoke mode it is 16 MiB at
- * most. libuv and pread run with --engine=both (the default) only. libuv is measured only when the bench was built with it
+ * most. libuv, pread and preadv2 run with --engine=both (the default)
+ * only, or alone when named. libuv is measured only when the bench was built with it
  * (HAVE_LIBUV, libuv1-dev), and reported as skipped otherwise.
  */
 #include <errno.h>
@@ -23,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #ifdef HAVE_LIBUV
 #include <uv.h>
@@ -44,9 +49,10 @@ static const struct bench_param fr_params[] = {
 #define FR_SMOKE_MIB 16
 #define FR_MAX_DEPTH 4096
 
-enum { FR_KERNEL, FR_USER, FR_LIBUV, FR_PREAD, FR_NR };
+enum { FR_KERNEL, FR_USER, FR_LIBUV, FR_PREAD, FR_PREADV2, FR_NR };
 
-static const char *const fr_names[FR_NR] = {"kernel", "user", "libuv", "pread"};
+static const char *const fr_names[FR_NR] = {"kernel", "user", "libuv", "pread",
+					    "preadv2"};
 
 /* The file and what one engine's measurement needs. */
 struct fr_run {
@@ -334,9 +340,18 @@ static int fr_libuv(struct fr_run *fr)
 }
 #endif
 
-/* ---- a plain pread() loop ---- */
+/* ---- a plain pread() loop, and nowait's own system call in one ---- */
 
-static int fr_pread(struct fr_run *fr)
+static ssize_t fr_read_one(struct fr_run *fr, bool vectored, uint64_t off)
+{
+	struct iovec iov = {.iov_base = fr->bufs, .iov_len = FR_BS};
+
+	if (vectored)
+		return preadv2(fr->fd, &iov, 1, (off_t)off, RWF_NOWAIT);
+	return pread(fr->fd, fr->bufs, FR_BS, (off_t)off);
+}
+
+static int fr_pread(struct fr_run *fr, bool vectored)
 {
 	double t0 = bench_now(), now = t0;
 	uint64_t off, i;
@@ -347,7 +362,7 @@ static int fr_pread(struct fr_run *fr)
 		if (!(i & 63) && (now = bench_now()) >= fr->end)
 			break;
 		off = fr_next_off(fr);
-		n = pread(fr->fd, fr->bufs, FR_BS, (off_t)off);
+		n = fr_read_one(fr, vectored, off);
 		if (fr_check(fr, fr->bufs, n < 0 ? -errno : n, off))
 			return fr->err;
 		fr->done++;
@@ -394,8 +409,10 @@ static int fr_measure(struct fr_run *fr, int e)
 		return fr_ring(fr, &t_calls_user);
 	case FR_LIBUV:
 		return fr_libuv(fr);
+	case FR_PREAD:
+		return fr_pread(fr, false);
 	default:
-		return fr_pread(fr);
+		return fr_pread(fr, true);
 	}
 }
 
@@ -404,7 +421,8 @@ static void fr_report(const struct fr_run *fr, int e, long mib)
 	if (fr->ctx->json) {
 		bench_json_begin("fileread", fr_names[e]);
 		bench_json_num("iops", fr->iops);
-		bench_json_num("depth", e == FR_PREAD ? 1 : fr->depth);
+		bench_json_num("depth",
+			       e >= FR_PREAD ? 1 : fr->depth); /* no ring */
 		bench_json_num("file_mib", mib);
 		if (fr->setup)
 			bench_json_str("setup", fr->setup);
@@ -438,6 +456,8 @@ static void fr_summary(const struct bench_ctx *ctx, const double *iops)
 			      iops[FR_USER], iops[FR_KERNEL]);
 	bench_report_ratio_to(ctx, "fileread", NULL, "user/pread",
 			      iops[FR_USER], iops[FR_PREAD]);
+	bench_report_ratio_to(ctx, "fileread", NULL, "user/preadv2",
+			      iops[FR_USER], iops[FR_PREADV2]);
 	bench_report_ratio_to(ctx, "fileread", NULL, "user/libuv",
 			      iops[FR_USER], iops[FR_LIBUV]);
 }
@@ -514,7 +534,7 @@ static int fr_run(const struct bench_ctx *ctx)
 const struct bench_workload bench_fileread = {
 	.name = "fileread",
 	.desc = "4 KiB random reads of a page-cached file: kernel, user, libuv,"
-		" pread (IOPS)",
+		" pread, preadv2 (IOPS)",
 	.run = fr_run,
 	.params = fr_params,
 };

@@ -84,7 +84,8 @@ static void usage(FILE *f)
 		" kernel runs first);\n"
 		"                           kernel-async, user-async, "
 		"user-punt, or a floor\n"
-		"                           (floor, epoll, pread, minimal): "
+		"                           (floor, epoll, pread, preadv2, "
+		"minimal): "
 		"that one only\n"
 		"      --flags=F            ring set-up: default (SINGLE_ISSUER"
 		" | DEFER_TASKRUN,\n"
@@ -122,6 +123,7 @@ static const char *const engine_flavours[] = {
 	"floor",
 	"epoll",
 	"pread",
+	"preadv2",
 	"libuv",
 	"minimal",
 };
