@@ -4,7 +4,9 @@
  * BOUND for file and filesystem work (at most 4 x online CPUs workers) and
  * UNBOUND for work that may block forever. Workers start lazily when work
  * arrives and no worker is idle, exit after NW_IDLE_SEC idle, or soon
- * after the program let go of its last ring (pool_unused), run with all
+ * after the program let go of its last ring (pool_unused: one idle
+ * worker per pool looks, once a second; the others sleep until work
+ * comes or their idle time is up), run with all
  * signals blocked (but the cancel signal during a blocking call, see the
  * end of this file), and never make io_uring calls. The pool is reset in a
  * forked child, which starts with no workers. Lock order: a pool lock is
@@ -28,7 +30,7 @@
 #include "iowq.h"
 
 #define NW_IDLE_SEC    5
-#define NW_UNUSED_MS   250 /* an idle pool's look at the rings, at most */
+#define NW_UNUSED_MS   1000 /* an idle pool's look at the rings, at most */
 #define NW_UNBOUND_MAX 1024
 
 struct nw_pool {
@@ -37,9 +39,13 @@ struct nw_pool {
 	struct nw_work *head, **tail;
 	struct nw_work *running; /* taken by a worker, not yet done */
 	unsigned int nr_workers, nr_idle, max_workers;
-	/* pool_unused: its next look, and a count of looks that found none */
+	/*
+	 * pool_unused: its next look, a count of looks that found none, and
+	 * whether an idle worker is the one that wakes to look.
+	 */
 	struct timespec unused_next;
 	unsigned int unused_gen;
+	bool looker;
 	/* IORING_REGISTER_IOWQ_AFF: the workers' CPUs from aff_gen 1 on */
 	unsigned int aff_gen;
 	cpu_set_t aff;
@@ -65,6 +71,7 @@ static void pool_reset(struct nw_pool *p, unsigned int max)
 	p->aff_gen = 0;
 	p->unused_next.tv_sec = p->unused_next.tv_nsec = 0;
 	p->unused_gen = 0;
+	p->looker = false;
 }
 
 /* In a forked child only the forking thread exists: start empty. */
@@ -118,22 +125,24 @@ static bool ts_before(const struct timespec *a, const struct timespec *b)
  * its workers exit at once, not WORKER_IDLE_TIMEOUT later (a process that
  * closed its rings has no iou-wrk threads left, which checkpoint/restore
  * relies on). Nothing tells the engine that a ring is let go of (liburing
- * closes and unmaps with raw system calls), so an idle worker asks, at
- * most once per NW_UNUSED_MS for its pool, whether the program still
- * holds a ring (nw_rings_held, one stat per ring in the common case).
- * When none is held, every idle worker of the pool exits (*gen, the count
- * of such looks the worker saw, tells the others); queued work is always
- * taken first, and a later ring starts workers again. p->lock held,
- * dropped for the look.
+ * closes and unmaps with raw system calls, which no hook sees), so one
+ * idle worker of the pool, the looker, wakes once per NW_UNUSED_MS to
+ * ask whether the program still holds a ring (nw_rings_held, one stat per
+ * ring in the common case); the pool's other idle workers sleep until
+ * work comes, their idle time is up, or the looker's answer. When none
+ * is held, every idle worker of the pool exits (*gen, the count of such
+ * looks the worker saw, tells the others); queued work is always taken
+ * first, and a later ring starts workers again. p->lock held, dropped
+ * for the look; only the looker looks.
  */
-static bool pool_unused(struct nw_pool *p, unsigned int *gen,
+static bool pool_unused(struct nw_pool *p, unsigned int *gen, bool looker,
 			const struct timespec *now)
 {
 	bool held;
 
 	if (p->unused_gen != *gen)
 		return true;
-	if (ts_before(now, &p->unused_next))
+	if (!looker || ts_before(now, &p->unused_next))
 		return false;
 	ts_in_ms(&p->unused_next, now, NW_UNUSED_MS);
 	pthread_mutex_unlock(&p->lock);
@@ -147,15 +156,42 @@ static bool pool_unused(struct nw_pool *p, unsigned int *gen,
 }
 
 /*
+ * Sleep until woken or the wake time: the pool's looker (the first idle
+ * worker that finds none) until its next look, the others until their
+ * idle deadline. Returns whether this worker was the looker. p->lock held.
+ */
+static bool pool_sleep(struct nw_pool *p, const struct timespec *now,
+		       const struct timespec *deadline)
+{
+	bool looker = !p->looker;
+	struct timespec wake = *deadline;
+
+	if (looker) {
+		p->looker = true;
+		ts_in_ms(&wake, now, NW_UNUSED_MS);
+		if (ts_before(deadline, &wake))
+			wake = *deadline;
+	}
+	p->nr_idle++;
+	pthread_cond_timedwait(&p->cond, &p->lock, &wake);
+	p->nr_idle--;
+	if (looker)
+		p->looker = false;
+	return looker;
+}
+
+/*
  * Wait for work; NULL when idle too long, idle in a pool with more
  * workers than its cap, or idle when the program holds no ring (the
- * worker then exits).
+ * worker then exits). A looker that exits hands its look to another
+ * idle worker.
  */
 static struct nw_work *pool_take(struct nw_pool *p)
 {
-	struct timespec deadline, now, wake;
+	struct timespec deadline, now;
 	unsigned int gen = p->unused_gen;
 	struct nw_work *w;
+	bool looker;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	ts_in_ms(&deadline, &now, NW_IDLE_SEC * 1000L);
@@ -163,20 +199,18 @@ static struct nw_work *pool_take(struct nw_pool *p)
 	while (!p->head) {
 		if (p->nr_workers > p->max_workers)
 			return NULL;
-		ts_in_ms(&wake, &now, NW_UNUSED_MS);
-		if (ts_before(&deadline, &wake))
-			wake = deadline;
-		p->nr_idle++;
-		pthread_cond_timedwait(&p->cond, &p->lock, &wake);
-		p->nr_idle--;
+		looker = pool_sleep(p, &now, &deadline);
 		worker_affinity(p);
 		if (p->head)
 			break;
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if ((!ts_before(&now, &deadline) ||
-		     pool_unused(p, &gen, &now)) &&
-		    !p->head)
+		     pool_unused(p, &gen, looker, &now)) &&
+		    !p->head) {
+			if (looker && p->nr_idle)
+				pthread_cond_signal(&p->cond);
 			return NULL;
+		}
 	}
 	w = p->head;
 	p->head = w->next;

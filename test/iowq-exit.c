@@ -7,12 +7,16 @@
  * made afterwards gets workers again. Nothing tells the engine that the
  * program let go of a ring (it closes and unmaps with plain system calls).
  * liburing 2.15's io-wq-unused-exit checks the first part within 2 s.
+ * And while a ring is held, idle workers sleep: the kernel's until work
+ * comes or their idle time-out, nowait's too but for one per pool (the
+ * one that looks whether the rings are still held).
  * Semantics: io_uring/tctx.c, io-wq.c (io_wq_put_and_exit).
  */
 #include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include "helpers.h"
 
 /*
@@ -22,6 +26,10 @@
 #define GONE_TRIES 300 /* x 10 ms */
 /* How long a held ring's idle workers must stay: well below the 5 s. */
 #define HELD_MS	   600
+/* Blocking reads at once in test_idle_quiet: as many workers. */
+#define NR_BLOCKED 4
+/* Workers of nowait's that may wake while idle: one per pool. */
+#define LOOKERS	   2
 
 static char path[64];
 
@@ -49,6 +57,53 @@ static int count_workers(void)
 		close(fd);
 		if (len > 0 && !strncmp(comm, "iou-wrk-", 8))
 			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * Each iou-wrk thread's voluntary context switches (tid, count), up to
+ * max; returns how many. A sleeping thread's count moves only when it
+ * wakes and sleeps again.
+ */
+static int worker_switches(int *tid, long *sw, int max)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	int n = 0;
+
+	T_ASSERT(d != NULL);
+	while ((de = readdir(d)) && n < max) {
+		char p[300], buf[4096];
+		const char *v;
+		ssize_t len;
+		int fd;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "/proc/self/task/%s/comm", de->d_name);
+		fd = open(p, O_RDONLY);
+		if (fd < 0)
+			continue;
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0 || strncmp(buf, "iou-wrk-", 8))
+			continue;
+		snprintf(p, sizeof(p), "/proc/self/task/%s/status", de->d_name);
+		fd = open(p, O_RDONLY);
+		if (fd < 0)
+			continue;
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		buf[len] = 0;
+		v = strstr(buf, "\nvoluntary_ctxt_switches:");
+		if (!v)
+			continue;
+		tid[n] = atoi(de->d_name);
+		sw[n++] = atol(v + 26);
 	}
 	closedir(d);
 	return n;
@@ -155,6 +210,61 @@ static void test_again(int file)
 	T_ASSERT_EQ(wait_workers_gone(), 0);
 }
 
+/*
+ * Idle workers of a held ring sleep: of NR_BLOCKED that each sat in a
+ * blocking open (a FIFO's, until a writer comes), at most LOOKERS woke
+ * (and slept again) while the program did nothing for HELD_MS. nowait's
+ * all used to wake every 250 ms.
+ */
+static void test_idle_quiet(void)
+{
+	int tid0[64], tid1[64], n0, n1, wr, woke = 0;
+	long sw0[64], sw1[64];
+	char fifo[64];
+	struct t_ring r;
+
+	snprintf(fifo, sizeof(fifo), "/tmp/nw-iowq-fifo.%d", (int)getpid());
+	T_ASSERT_EQ(mkfifo(fifo, 0600), 0);
+	ring_init(&r);
+	for (int i = 0; i < NR_BLOCKED; i++) {
+		struct io_uring_sqe *sqe = t_get_sqe(&r);
+
+		memset(sqe, 0, sizeof(*sqe));
+		sqe->opcode = IORING_OP_OPENAT;
+		sqe->fd = AT_FDCWD;
+		sqe->addr = (uintptr_t)fifo;
+		sqe->open_flags = O_RDONLY;
+		sqe->flags = IOSQE_ASYNC; /* no nonblocking try: it succeeds */
+		sqe->user_data = 50 + i;
+	}
+	T_ASSERT_EQ(t_submit(&r), NR_BLOCKED);
+	wr = open(fifo, O_WRONLY); /* once a reader has it open */
+	T_ASSERT_GE(wr, 0);
+	for (int i = 0; i < NR_BLOCKED; i++) {
+		struct io_uring_cqe cqe;
+
+		T_ASSERT_EQ(t_wait_cqe(&r, &cqe), 0);
+		T_ASSERT_GE(cqe.res, 0);
+		close(cqe.res);
+	}
+	close(wr);
+	unlink(fifo);
+	usleep(100000); /* they have gone back to sleep */
+	n0 = worker_switches(tid0, sw0, 64);
+	T_ASSERT_GE(n0, 1);
+	/* nowait starts a worker per blocked open (the kernel: one here) */
+	if (t_engine() == T_ENGINE_USER)
+		T_ASSERT_GT(n0, LOOKERS);
+	usleep(HELD_MS * 1000);
+	n1 = worker_switches(tid1, sw1, 64);
+	for (int i = 0; i < n0; i++)
+		for (int j = 0; j < n1; j++)
+			woke += tid0[i] == tid1[j] && sw0[i] != sw1[j];
+	T_ASSERT_LE(woke, LOOKERS);
+	t_ring_exit(&r);
+	T_ASSERT_EQ(wait_workers_gone(), 0);
+}
+
 int main(void)
 {
 	int file;
@@ -170,6 +280,7 @@ int main(void)
 	test_last_ring(file);
 	test_mapping_holds(file);
 	test_again(file);
+	test_idle_quiet();
 	close(file);
 	return T_EXIT_PASS;
 }
