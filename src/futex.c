@@ -12,8 +12,9 @@
  * futex_wake), a cancel (-ECANCELED), or the worker itself when the
  * kernel woke one of the words (a wake from any thread or process). The
  * worker completes the request. The submitter waits until the worker
- * sleeps in the kernel (its /proc state), so that a wake of any
- * thread after the submit finds it, as it finds the kernel's queued wait.
+ * is queued in the kernel (fx_queued: a FUTEX_REQUEUE that moves
+ * nothing counts it), so that a wake of any thread after the submit
+ * finds it, as it finds the kernel's queued wait.
  * A FUTEX_WAKE wakes the engine's waits first, then asks the kernel for
  * the rest (other threads' waits), after the claimed workers have left
  * the kernel so that none of them is counted twice.
@@ -25,9 +26,7 @@
  * Semantics: kernel io_uring/futex.c, kernel/futex/ (6.18).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <sched.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -72,7 +71,6 @@ struct fx_wait {
 	uint32_t kick;	     /* futex word: 1 once claimed */
 	int in_kernel;	     /* the worker is in futex_waitv (atomic) */
 	int entered;	     /* it got there once (atomic) */
-	pid_t tid;	     /* the worker */
 	uint32_t mask;	     /* FX_ANY for FUTEX_WAITV */
 	unsigned int nr;     /* entries */
 	unsigned int nsleep; /* of them in the worker's futex_waitv */
@@ -281,7 +279,6 @@ static int fx_sleep(struct fx_wait *w)
 	memset(&v[n], 0, sizeof(v[n]));
 	v[n].uaddr = (uintptr_t)&w->kick;
 	v[n].flags = FX_SIZE_U32 | FX_PRIVATE;
-	w->tid = nw_gettid();
 	__atomic_store_n(&w->in_kernel, 1, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&w->entered, 1, __ATOMIC_RELEASE);
 	if (n || !__atomic_load_n(&no_waitv, __ATOMIC_RELAXED))
@@ -355,29 +352,20 @@ static void fx_work(struct nw_work *work)
 }
 
 /*
- * The worker's thread sleeps (state S in /proc, or /proc cannot say).
- * Past w->entered it has no other sleep than futex_waitv's, which queues
- * on every word before it sleeps; its syscall line alone would not do,
- * as it names the call of a thread preempted before the queueing too.
+ * Is the worker queued in the kernel on its words yet? One system call,
+ * where reading its /proc state took three and a path walk: a
+ * FUTEX_REQUEUE of the kick word onto itself, waking none and moving at
+ * most one, returns how many wait there and changes nothing (the waiter
+ * keeps its key and bucket). Only the worker waits on its kick, the
+ * last word of its futex_waitv, which queues its words in order before
+ * it sleeps (and takes them all off again if one differs): queued on
+ * the kick is queued on them all, and a wake-up of any word from then
+ * on finds it. An error (cannot tell) counts as queued.
  */
-static bool fx_sleeping(pid_t tid)
+static bool fx_queued(struct fx_wait *w)
 {
-	char path[64], buf[256];
-	const char *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return true;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return true;
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	return !p || p[1] != ' ' || p[2] == 'S';
+	return syscall(SYS_futex, &w->kick, FUTEX_REQUEUE_PRIVATE, 0, 1L,
+		       &w->kick, 0) != 0;
 }
 
 /*
@@ -396,7 +384,7 @@ static void fx_handshake(struct fx_wait *w)
 	}
 	for (; i < FX_SPINS; i++) {
 		if (!__atomic_load_n(&w->in_kernel, __ATOMIC_ACQUIRE) ||
-		    fx_sleeping(w->tid))
+		    fx_queued(w))
 			return;
 		sched_yield();
 	}
