@@ -30,7 +30,7 @@
 static pthread_mutex_t rings_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct nw_ring *rings; /* every ring of the process */
 static struct nw_ring *fd_cache[NW_FD_CACHE];
-/* fd numbers that have named a ring (a hint for nw_is_ring_fd). */
+/* fd numbers that named a ring at their last look (nw_is_ring_fd). */
 static unsigned long ring_fd_bits[NW_FD_CACHE / (8 * sizeof(long))];
 
 static void mark_ring_fd(int fd)
@@ -41,16 +41,47 @@ static void mark_ring_fd(int fd)
 				  __ATOMIC_RELAXED);
 }
 
+static bool fd_marked(int fd)
+{
+	return (unsigned int)fd < NW_FD_CACHE &&
+	       (__atomic_load_n(&ring_fd_bits[fd / (8 * sizeof(long))],
+				__ATOMIC_RELAXED) &
+		(1UL << (fd % (8 * sizeof(long)))));
+}
+
+static struct nw_ring *ring_of_ino(const struct stat *st);
+
+/*
+ * The ring a marked fd number names; or none, and then the number loses
+ * its bit, so that a program that closed a ring's fd and reopened the
+ * number as another file pays one fstat for it, not one per request.
+ * Under rings_lock and after a second fstat there: a ring listed before
+ * keeps its bit, and one listed after (nw_ring_add) marks its number
+ * after the list insert, so after this clear.
+ */
+static int marked_lookup(int fd, struct nw_ring **ringp)
+{
+	struct stat st;
+	int r = nw_ring_lookup(fd, ringp);
+
+	if (r == 0)
+		return 0;
+	pthread_mutex_lock(&rings_lock);
+	if (fstat(fd, &st) || !ring_of_ino(&st))
+		__atomic_fetch_and(&ring_fd_bits[fd / (8 * sizeof(long))],
+				   ~(1UL << (fd % (8 * sizeof(long)))),
+				   __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&rings_lock);
+	return r;
+}
+
 bool nw_is_ring_fd(int fd)
 {
 	struct nw_ring *ring;
 
-	if ((unsigned int)fd < NW_FD_CACHE &&
-	    !(__atomic_load_n(&ring_fd_bits[fd / (8 * sizeof(long))],
-			      __ATOMIC_RELAXED) &
-	      (1UL << (fd % (8 * sizeof(long))))))
-		return false;
-	return nw_ring_lookup(fd, &ring) == 0;
+	if ((unsigned int)fd >= NW_FD_CACHE)
+		return nw_ring_lookup(fd, &ring) == 0;
+	return fd_marked(fd) && marked_lookup(fd, &ring) == 0;
 }
 /*
  * The kernel's ring file is an anon inode with poll and mmap only: read,
@@ -65,16 +96,14 @@ int nw_ring_fd_as_file(int fd)
 	int anon;
 
 	/*
-	 * Only numbers the bitmap says named a ring: a program with more
-	 * fds than it holds pays no fstat per request (a ring's fd that
-	 * high, or a dup of one, keeps the memfd's answers).
+	 * Only numbers the bitmap says name a ring: a program with more
+	 * fds than it holds pays no fstat per request, nor one whose ring
+	 * fd number came back as another file, past its first request (a
+	 * ring's fd that high, or a dup of one, keeps the memfd's answers).
 	 */
-	if (likely((unsigned int)fd >= NW_FD_CACHE ||
-		   !(__atomic_load_n(&ring_fd_bits[fd / (8 * sizeof(long))],
-				     __ATOMIC_RELAXED) &
-		     (1UL << (fd % (8 * sizeof(long)))))))
+	if (likely(!fd_marked(fd)))
 		return fd;
-	if (nw_ring_lookup(fd, &ring))
+	if (marked_lookup(fd, &ring))
 		return fd;
 	anon = nw_loop_anon_fd();
 	return anon < 0 ? fd : anon;
@@ -216,11 +245,7 @@ void nw_ring_fd_closing(int fd)
 {
 	struct nw_ring *ring;
 
-	if ((unsigned int)fd >= NW_FD_CACHE ||
-	    !(__atomic_load_n(&ring_fd_bits[fd / (8 * sizeof(long))],
-			      __ATOMIC_RELAXED) &
-	      (1UL << (fd % (8 * sizeof(long))))) ||
-	    nw_ring_lookup(fd, &ring))
+	if (!fd_marked(fd) || nw_ring_lookup(fd, &ring))
 		return;
 	if (!__atomic_exchange_n(&ring->suspect, true, __ATOMIC_SEQ_CST))
 		__atomic_add_fetch(&nw_rings_suspect, 1, __ATOMIC_SEQ_CST);
@@ -247,6 +272,17 @@ struct nw_ring *nw_ring_next(struct nw_ring *ring)
 	return next;
 }
 
+/* The listed ring whose memfd st is, or NULL. rings_lock held. */
+static struct nw_ring *ring_of_ino(const struct stat *st)
+{
+	struct nw_ring *ring;
+
+	for (ring = rings; ring; ring = ring->next)
+		if (ring->ino == st->st_ino && ring->dev == st->st_dev)
+			break;
+	return ring;
+}
+
 /* The slow path: fstat the fd and find the ring by inode. */
 static int lookup_slow(int fd, struct nw_ring **ringp)
 {
@@ -256,9 +292,7 @@ static int lookup_slow(int fd, struct nw_ring **ringp)
 	if (fd < 0 || fstat(fd, &st) < 0)
 		return -EBADF;
 	pthread_mutex_lock(&rings_lock);
-	for (ring = rings; ring; ring = ring->next)
-		if (ring->ino == st.st_ino && ring->dev == st.st_dev)
-			break;
+	ring = ring_of_ino(&st);
 	pthread_mutex_unlock(&rings_lock);
 	if (fd < NW_FD_CACHE)
 		__atomic_store_n(&fd_cache[fd], ring, __ATOMIC_RELEASE);
