@@ -362,13 +362,17 @@ static int connect_call(struct nw_req *req, struct nw_connect *cn)
  * give it in the kernel. A blocking socket's file has O_NONBLOCK set
  * around the call and its flags put back after: the program sees the
  * flag only if it asks (F_GETFL) or does I/O on the socket from another
- * thread during that one call, on a socket it is connecting.
+ * thread during that one call, on a socket it is connecting. The call
+ * that reads the verdict of an EINPROGRESS, made once poll says POLLOUT
+ * with no error, needs no flag: the connect is over, so connect(2) says
+ * 0 or EISCONN at once (a blocking socket waits only in SYN_SENT or
+ * SYN_RECV, which poll shows without POLLOUT).
  */
 static int connect_forced(struct nw_req *req, struct nw_connect *cn)
 {
 	int fl, ret;
 
-	if (cn->nonblock > 0)
+	if (cn->nonblock > 0 || cn->in_progress)
 		return connect_call(req, cn);
 	fl = fcntl(req->fd, F_GETFL);
 	if (fl < 0)
