@@ -782,7 +782,6 @@ static bool rewrite(struct site *st, uintptr_t s, uintptr_t stub,
 static bool patch_ready(void)
 {
 	const char *v;
-	long q;
 
 	if (patch_state)
 		return patch_state > 0;
@@ -790,9 +789,11 @@ static bool patch_ready(void)
 	v = getenv("NOWAIT_PATCH");
 	if (v && !strcmp(v, "0"))
 		return false;
-	q = membarrier(MEMBARRIER_CMD_QUERY);
-	if (q < 0 || !(q & MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE) ||
-	    membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE))
+	/*
+	 * The registration alone: it fails (-EINVAL) where SYNC_CORE is
+	 * not supported, which is what a QUERY first would tell.
+	 */
+	if (membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE))
 		return false;
 	if (!xsave_init(v))
 		return false;
