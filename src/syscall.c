@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <limits.h>
+#include <pthread.h>
 #include <unistd.h>
 #include "internal.h"
 #include "complete.h"
@@ -206,13 +207,20 @@ enter_ring(struct nw_ring *ring, int fd, unsigned int to_submit,
 /*
  * The system call's long result: an SQPOLL ring's enter returns all of
  * to_submit, which may pass INT_MAX (the preload's route returns it so).
+ * io_uring_enter is no cancellation point, where many of the engine's
+ * calls are glibc's (pread, ppoll, read...): a pending deferred cancel
+ * would unwind the thread from inside the engine, its locks held. So
+ * cancellation is off until enter is done (a flag in the thread, no
+ * system call); the next cancellation point of the program acts on it.
  */
 long nw_enter(int fd, unsigned int to_submit, unsigned int min_complete,
 	      unsigned int flags, const void *arg, size_t argsz)
 {
 	struct nw_sighold *outer = nw_sighold_cur;
 	long ret;
+	int cs;
 
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
 	nw_in_engine++; /* see nw_in_engine: a close meanwhile is not ours */
 	ret = enter(fd, to_submit, min_complete, flags, arg, argsz);
 	if (unlikely(nw_sighold_cur != outer)) { /* submit_for_wait's */
@@ -224,6 +232,7 @@ long nw_enter(int fd, unsigned int to_submit, unsigned int min_complete,
 		nw_ring_pollers_woken = false;
 		nw_reactor_sync_wake(true);
 	}
+	pthread_setcancelstate(cs, NULL);
 	return ret;
 }
 
