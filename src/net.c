@@ -38,6 +38,7 @@
 #include <sys/ioctl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include "net-int.h"
@@ -379,6 +380,27 @@ static int msg_writeback(struct nw_msg *m)
 	return 0;
 }
 
+/*
+ * SEND and RECV's calls, made through syscall(): glibc's sendto and recv
+ * are cancellation points, each call wrapped in a switch of the thread's
+ * cancel state, where the kernel's io_uring_enter is none (an unwind from
+ * inside the engine would leave its locks held). -errno on failure.
+ */
+static ssize_t sys_sendto(int fd, const void *buf, size_t len, int flags,
+			  const void *addr, socklen_t alen)
+{
+	long n = syscall(SYS_sendto, fd, buf, len, flags, addr, alen);
+
+	return n < 0 ? -errno : n;
+}
+
+static ssize_t sys_recv(int fd, void *buf, size_t len, int flags)
+{
+	long n = syscall(SYS_recvfrom, fd, buf, len, flags, NULL, NULL);
+
+	return n < 0 ? -errno : n;
+}
+
 /* One send or receive call: bytes or -errno; *oflags gets msg_flags. */
 static ssize_t sr_call(struct nw_req *req, struct nw_sr *sr, int flags,
 		       int *oflags)
@@ -388,15 +410,13 @@ static ssize_t sr_call(struct nw_req *req, struct nw_sr *sr, int flags,
 	ssize_t n;
 
 	*oflags = 0;
-	if (sr->send && !sr->vec) {
-		n = sendto(req->fd, sr->iov->iov_base, sr->iov->iov_len, flags,
-			   m ? m->hdr.msg_name : NULL, m ? m->namelen : 0);
-		return n < 0 ? -errno : n;
-	}
-	if (!sr->send && !sr->vec && !(flags & MSG_WAITALL)) {
-		n = recv(req->fd, sr->iov->iov_base, sr->iov->iov_len, flags);
-		return n < 0 ? -errno : n;
-	}
+	if (sr->send && !sr->vec)
+		return sys_sendto(req->fd, sr->iov->iov_base, sr->iov->iov_len,
+				  flags, m ? m->hdr.msg_name : NULL,
+				  m ? m->namelen : 0);
+	if (!sr->send && !sr->vec && !(flags & MSG_WAITALL))
+		return sys_recv(req->fd, sr->iov->iov_base, sr->iov->iov_len,
+				flags);
 	if (!m)
 		memset(&stack, 0, sizeof(stack));
 	else {
@@ -810,8 +830,7 @@ static int recv_mshot_once(struct nw_req *req, struct nw_sr *sr)
 	if (sr->vec) {
 		n = recvmsg_mshot_call(req, sr, buf, len, &eof);
 	} else {
-		n = recv(req->fd, buf, len, sr->msg_flags | MSG_DONTWAIT);
-		n = n < 0 ? -errno : n;
+		n = sys_recv(req->fd, buf, len, sr->msg_flags | MSG_DONTWAIT);
 		eof = n == 0;
 	}
 	if (n <= 0) {
