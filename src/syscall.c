@@ -25,14 +25,24 @@
 
 #define NW_EXPORT __attribute__((visibility("default")))
 
+/*
+ * The three io_uring calls are no cancellation points, where many of the
+ * engine's calls are glibc's (openat, pread, ppoll, read...): a pending
+ * deferred cancel would unwind the thread from inside the engine, its
+ * locks held. So cancellation is off while the engine runs (a flag in
+ * the thread, no system call); the program's next cancellation point
+ * acts on it.
+ */
 NW_EXPORT int nowait_setup(unsigned int entries, struct io_uring_params *p)
 {
-	int ret;
+	int ret, cs;
 
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
 	nw_in_engine++;
 	ret = nw_setup(entries, p);
 	nw_in_engine--;
 	nw_trace_setup(entries, p, ret);
+	pthread_setcancelstate(cs, NULL);
 	return ret;
 }
 
@@ -207,11 +217,7 @@ enter_ring(struct nw_ring *ring, int fd, unsigned int to_submit,
 /*
  * The system call's long result: an SQPOLL ring's enter returns all of
  * to_submit, which may pass INT_MAX (the preload's route returns it so).
- * io_uring_enter is no cancellation point, where many of the engine's
- * calls are glibc's (pread, ppoll, read...): a pending deferred cancel
- * would unwind the thread from inside the engine, its locks held. So
- * cancellation is off until enter is done (a flag in the thread, no
- * system call); the next cancellation point of the program acts on it.
+ * Cancellation is off until it is done (see nowait_setup).
  */
 long nw_enter(int fd, unsigned int to_submit, unsigned int min_complete,
 	      unsigned int flags, const void *arg, size_t argsz)
@@ -246,8 +252,7 @@ NW_EXPORT int nowait_enter(int fd, unsigned int to_submit,
 	return ret > INT_MAX ? INT_MAX : (int)ret;
 }
 
-NW_EXPORT int nowait_register(int fd, unsigned int opcode, void *arg,
-			      unsigned int nr_args)
+static int reg(int fd, unsigned int opcode, void *arg, unsigned int nr_args)
 {
 	bool registered = opcode & IORING_REGISTER_USE_REGISTERED_RING;
 	struct nw_ring *ring;
@@ -278,6 +283,18 @@ NW_EXPORT int nowait_register(int fd, unsigned int opcode, void *arg,
 	if (unlikely(nw_traced(ring)))
 		nw_trace_register(fd, nw_register_name(opcode), opcode, nr_args,
 				  ret);
+	return ret;
+}
+
+/* Cancellation is off meanwhile (see nowait_setup). */
+NW_EXPORT int nowait_register(int fd, unsigned int opcode, void *arg,
+			      unsigned int nr_args)
+{
+	int ret, cs;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
+	ret = reg(fd, opcode, arg, nr_args);
+	pthread_setcancelstate(cs, NULL);
 	return ret;
 }
 

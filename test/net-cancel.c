@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * io_uring_enter is no cancellation point: a thread with a deferred
- * pthread_cancel pending enters to SEND and RECV on a socket pair, both of
- * which complete at once, and the enter returns normally with their two
- * CQEs; the cancel acts at the thread's next cancellation point. The
+ * The io_uring calls are no cancellation points: a thread with a deferred
+ * pthread_cancel pending sets up a ring, registers files and enters to
+ * SEND and RECV on a socket pair, both of which complete at once; each
+ * call returns normally (the enter with the two CQEs), and the cancel
+ * acts at the thread's next cancellation point. The
  * engine's own socket calls (glibc's sendto and recv are cancellation
  * points) must not unwind the thread from inside the engine. Checked on a
  * plain ring and on a SINGLE_ISSUER | DEFER_TASKRUN one, each set up by
@@ -16,7 +17,7 @@
 struct cancel_run {
 	unsigned int setup_flags;
 	int s[2];
-	int enter_ret;
+	int setup_ret, reg_ret, enter_ret;
 	int res[2];   /* by user_data 1 (RECV) and 2 (SEND) */
 	bool reached; /* the thread came back from enter */
 	char buf[16];
@@ -39,17 +40,20 @@ static void *cancel_thread(void *arg)
 	struct t_ring r;
 
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+	/* Pending from here on; deferred, so it waits for a cancel point. */
+	T_ASSERT_EQ(pthread_cancel(pthread_self()), 0);
+	pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
 	memset(&p, 0, sizeof(p));
 	p.flags = cr->setup_flags;
-	T_ASSERT_EQ(t_ring_init(&r, 8, &p), 0);
+	cr->setup_ret = t_ring_init(&r, 8, &p);
+	if (cr->setup_ret)
+		return NULL;
+	cr->reg_ret = t_register(r.fd, IORING_REGISTER_FILES, cr->s, 2);
 	sqe = t_get_sqe(&r);
 	t_prep_rw(sqe, IORING_OP_RECV, cr->s[1], cr->buf, sizeof(cr->buf), 0,
 		  1);
 	sqe = t_get_sqe(&r);
 	t_prep_rw(sqe, IORING_OP_SEND, cr->s[1], "pong", 4, 0, 2);
-	/* Pending from here on; deferred, so it waits for a cancel point. */
-	T_ASSERT_EQ(pthread_cancel(pthread_self()), 0);
-	pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
 	cr->enter_ret = t_submit_and_wait(&r, 2);
 	collect(&r, cr);
 	cr->reached = true;
@@ -75,7 +79,9 @@ static void run(unsigned int setup_flags)
 	T_ASSERT_EQ(pthread_create(&th, NULL, cancel_thread, &cr), 0);
 	T_ASSERT_EQ(pthread_join(th, &ret), 0);
 	T_ASSERT(ret == PTHREAD_CANCELED);
+	T_ASSERT_EQ(cr.setup_ret, 0);
 	T_ASSERT(cr.reached);
+	T_ASSERT_EQ(cr.reg_ret, 0);
 	T_ASSERT_EQ(cr.enter_ret, 2);
 	T_ASSERT_EQ(cr.res[0], 4);
 	T_ASSERT_EQ(cr.res[1], 4);
