@@ -539,10 +539,13 @@ static int sr_wouldblock(struct nw_req *req, struct nw_sr *sr)
  */
 static bool sr_poll_first(struct nw_req *req, struct nw_sr *sr)
 {
-	struct pollfd p = {req->fd, sr->send ? POLLOUT : POLLIN, 0};
+	struct pollfd p;
 
-	if (!(sr->flags & NW_RECVSEND_POLL_FIRST) || req->poll_arms)
+	if (likely(!(sr->flags & NW_RECVSEND_POLL_FIRST)) || req->poll_arms)
 		return false;
+	p.fd = req->fd;
+	p.events = sr->send ? POLLOUT : POLLIN;
+	p.revents = 0;
 	return (sr->msg_flags & MSG_DONTWAIT) || poll(&p, 1, 0) != 1;
 }
 
