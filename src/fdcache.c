@@ -27,8 +27,6 @@
 
 #define NW_FD_SEEN_MAX 65536
 #define NW_LONG_BITS   (8 * sizeof(long))
-#define NW_PFD_SHIFT   6 /* a ring's leaf: 64 fds, 512 bytes */
-#define NW_PFD_LEAF    (1U << NW_PFD_SHIFT)
 #define NW_OWN_SHIFT   8 /* an owner leaf: 256 fds */
 #define NW_OWN_LEAF    (1U << NW_OWN_SHIFT)
 
@@ -161,7 +159,16 @@ void nw_fdcache_free(struct nw_ring *ring)
 		}
 		free(leaf);
 	}
-	free(ring->pfd_dir);
+	if (ring->pfd_dir) {
+		struct nw_pollfd ***base = ring->pfd_dir - 1;
+
+		while (base) { /* this directory and those it replaced */
+			struct nw_pollfd ***old = (void *)base[0];
+
+			free(base);
+			base = old;
+		}
+	}
 	ring->pfd_dir = NULL;
 	ring->nr_pfd_dir = 0;
 }
@@ -231,6 +238,32 @@ void nw_fd_close_visit(void)
 	__atomic_add_fetch(&close_visits, 1, __ATOMIC_RELAXED);
 }
 
+/*
+ * Grow the ring's directory to cover index hi. nw_fdcache_peek reads it
+ * without the lock, so the old one is not freed but kept until teardown:
+ * the slot before each directory holds the one it replaced. The new one
+ * is filled before it is seen, and its size is stored after it.
+ */
+static bool pfd_dir_grow(struct nw_ring *ring, unsigned int hi)
+{
+	unsigned int nr = ring->nr_pfd_dir, n = nr ? nr : 1;
+	struct nw_pollfd ***base;
+
+	while (n <= hi)
+		n *= 2;
+	base = calloc(n + 1, sizeof(*base));
+	if (!base)
+		return false;
+	base[0] =
+		(struct nw_pollfd **)(void *)(ring->pfd_dir ? ring->pfd_dir - 1
+							    : NULL);
+	if (nr)
+		memcpy(base + 1, ring->pfd_dir, nr * sizeof(*base));
+	__atomic_store_n(&ring->pfd_dir, base + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&ring->nr_pfd_dir, n, __ATOMIC_RELEASE);
+	return true;
+}
+
 /* A new pfd for fd, if the fd is open. Under poll_lock. */
 static struct nw_pollfd *pfd_make(struct nw_ring *ring, int fd)
 {
@@ -242,11 +275,12 @@ static struct nw_pollfd *pfd_make(struct nw_ring *ring, int fd)
 		return NULL;
 	}
 	errno = ENOMEM;
-	if (hi >= ring->nr_pfd_dir &&
-	    !dir_grow((void ***)&ring->pfd_dir, &ring->nr_pfd_dir, hi))
+	if (hi >= ring->nr_pfd_dir && !pfd_dir_grow(ring, hi))
 		return NULL;
 	if (!ring->pfd_dir[hi])
-		ring->pfd_dir[hi] = calloc(NW_PFD_LEAF, sizeof(pfd));
+		__atomic_store_n(&ring->pfd_dir[hi],
+				 calloc(NW_PFD_LEAF, sizeof(pfd)),
+				 __ATOMIC_RELEASE);
 	if (!ring->pfd_dir[hi])
 		return NULL;
 	pfd = calloc(1, sizeof(*pfd));
@@ -254,7 +288,10 @@ static struct nw_pollfd *pfd_make(struct nw_ring *ring, int fd)
 		return NULL;
 	pfd->fd = fd;
 	nw_list_init(&pfd->parked);
-	ring->pfd_dir[hi][(unsigned int)fd & (NW_PFD_LEAF - 1)] = pfd;
+	/* made before it is seen: nw_fdcache_peek reads without the lock */
+	__atomic_store_n(
+		&ring->pfd_dir[hi][(unsigned int)fd & (NW_PFD_LEAF - 1)], pfd,
+		__ATOMIC_RELEASE);
 	return pfd;
 }
 
@@ -276,11 +313,12 @@ struct nw_pollfd *nw_fdcache_get(struct nw_ring *ring, int fd, bool create)
 
 void nw_fdcache_reset(struct nw_pollfd *pfd)
 {
-	pfd->kind = NW_FD_UNKNOWN;
+	nw_pfd_store(&pfd->kind, NW_FD_UNKNOWN);
 	pfd->sock_type = 0;
-	pfd->in_idle = pfd->out_idle = false;
-	pfd->in_seq++;
-	pfd->out_seq++;
+	nw_pfd_store(&pfd->in_idle, false);
+	nw_pfd_store(&pfd->out_idle, false);
+	nw_pfd_store(&pfd->in_seq, pfd->in_seq + 1);
+	nw_pfd_store(&pfd->out_seq, pfd->out_seq + 1);
 }
 
 int nw_fd_kind(struct nw_ring *ring, int fd)
@@ -302,7 +340,7 @@ void nw_fd_set_kind(struct nw_ring *ring, int fd, int kind)
 	pthread_mutex_lock(&ring->poll_lock);
 	pfd = nw_fdcache_get(ring, fd, true);
 	if (pfd) {
-		pfd->kind = (unsigned char)kind;
+		nw_pfd_store(&pfd->kind, (unsigned char)kind);
 		if (kind == NW_FD_UNKNOWN)
 			pfd->sock_type = 0;
 		else

@@ -2,7 +2,8 @@
 /*
  * What the engine keeps per fd number of a ring (fdcache.c): the fd's kind
  * and socket type as learnt, and the readiness state poll.c parks requests
- * on. All of it is under ring->poll_lock.
+ * on. All of it is under ring->poll_lock, but for the few fields
+ * nw_fdcache_peek's reader may load without it (below).
  */
 #ifndef NW_FDCACHE_H
 #define NW_FDCACHE_H
@@ -42,6 +43,37 @@ struct nw_pollfd {
  * is open. NULL with errno EBADF (not open) or ENOMEM. Under poll_lock.
  */
 struct nw_pollfd *nw_fdcache_get(struct nw_ring *ring, int fd, bool create);
+
+#define NW_PFD_SHIFT 6 /* a ring's leaf: 64 fds, 512 bytes */
+#define NW_PFD_LEAF  (1U << NW_PFD_SHIFT)
+
+/*
+ * The state of fd if it has one, without poll_lock (poll.c's snapshot
+ * before an attempt): a ring's pfds, leaves and directories stay until
+ * its teardown, and are filled before they are published. Of the fields,
+ * only kind, in_seq/out_seq, in_idle/out_idle and in_idle_seq/out_idle_seq
+ * may be read so, with nw_pfd_load; their writers (under poll_lock) store
+ * with nw_pfd_store.
+ */
+static inline struct nw_pollfd *nw_fdcache_peek(struct nw_ring *ring, int fd)
+{
+	unsigned int hi = (unsigned int)fd >> NW_PFD_SHIFT;
+	struct nw_pollfd **leaf;
+
+	if (fd < 0 ||
+	    hi >= __atomic_load_n(&ring->nr_pfd_dir, __ATOMIC_ACQUIRE))
+		return NULL;
+	leaf = __atomic_load_n(
+		&__atomic_load_n(&ring->pfd_dir, __ATOMIC_ACQUIRE)[hi],
+		__ATOMIC_ACQUIRE);
+	if (!leaf)
+		return NULL;
+	return __atomic_load_n(&leaf[(unsigned int)fd & (NW_PFD_LEAF - 1)],
+			       __ATOMIC_ACQUIRE);
+}
+
+#define nw_pfd_load(p)	   __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define nw_pfd_store(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 /* The fd number now names another file: forget what was learnt of it. */
 void nw_fdcache_reset(struct nw_pollfd *pfd);
 

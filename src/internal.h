@@ -174,6 +174,12 @@ struct nw_req {
 	/* Unparked by a cancel while TW_QUEUED: its task work ends it. */
 	bool poll_canceled;
 	bool poll_drain; /* ...after one last turn takes what is pending */
+	/*
+	 * Woken by an edge: 1 + the fd's kind, and poll_seq is the edge count
+	 * after it, taken under the harvest's poll_lock; the reissue's
+	 * nw_poll_prepare uses them instead of looking again. 0: none.
+	 */
+	unsigned char poll_snap;
 	/* Set by prep: a program's write runs its turns at once (reactor.c). */
 	bool sync_wake;
 	pid_t task_tid; /* the thread that submitted it (signals go there) */

@@ -96,11 +96,6 @@ static unsigned int *edge_seq(struct nw_pollfd *pfd, unsigned int mask)
 	return (mask & NW_POLLIN) ? &pfd->in_seq : &pfd->out_seq;
 }
 
-bool nw_poll_prepare(struct nw_req *req, unsigned int mask, int *kind)
-{
-	return nw_poll_prepare_fd(req, req->fd, mask, kind);
-}
-
 bool nw_poll_prepare_fd(struct nw_req *req, int fd, unsigned int mask,
 			int *kind)
 {
@@ -108,18 +103,30 @@ bool nw_poll_prepare_fd(struct nw_req *req, int fd, unsigned int mask,
 	struct nw_pollfd *pfd;
 	bool skip = false;
 
-	pthread_mutex_lock(&ring->poll_lock);
-	pfd = nw_fdcache_get(ring, fd, false);
-	req->poll_seq = pfd ? *edge_seq(pfd, mask) : 0;
-	*kind = pfd ? pfd->kind : NW_FD_UNKNOWN;
-	if (pfd) {
-		if (mask & NW_POLLIN)
-			skip = pfd->in_idle && pfd->in_idle_seq == pfd->in_seq;
-		else
-			skip = pfd->out_idle &&
-			       pfd->out_idle_seq == pfd->out_seq;
+	if (nw_poll_snap_take(req, fd, mask, kind))
+		return false;
+	/*
+	 * Without poll_lock (nw_fdcache_peek): the count is read first, then
+	 * the idle mark. An edge harvested meanwhile moves the count, and the
+	 * arm after a skip or an EAGAIN sees it and reissues at once; a mark
+	 * at the count read says the fd was found empty since its last edge,
+	 * as under the lock.
+	 */
+	pfd = nw_fdcache_peek(ring, fd);
+	req->pfd = pfd; /* the arm after an EAGAIN needs no lookup */
+	if (!pfd) {
+		req->poll_seq = 0;
+		*kind = NW_FD_UNKNOWN;
+		return false;
 	}
-	pthread_mutex_unlock(&ring->poll_lock);
+	req->poll_seq = nw_pfd_load(edge_seq(pfd, mask));
+	*kind = nw_pfd_load(&pfd->kind);
+	if (mask & NW_POLLIN)
+		skip = nw_pfd_load(&pfd->in_idle) &&
+		       nw_pfd_load(&pfd->in_idle_seq) == req->poll_seq;
+	else
+		skip = nw_pfd_load(&pfd->out_idle) &&
+		       nw_pfd_load(&pfd->out_idle_seq) == req->poll_seq;
 	return skip;
 }
 
@@ -137,8 +144,8 @@ void nw_poll_drained(struct nw_req *req)
 	pthread_mutex_lock(&ring->poll_lock);
 	pfd = nw_fdcache_get(ring, req->fd, false);
 	if (pfd && pfd->watched && pfd->in_seq == req->poll_seq) {
-		pfd->in_idle = true;
-		pfd->in_idle_seq = pfd->in_seq;
+		nw_pfd_store(&pfd->in_idle_seq, pfd->in_seq);
+		nw_pfd_store(&pfd->in_idle, true);
 	}
 	pthread_mutex_unlock(&ring->poll_lock);
 }
@@ -239,7 +246,14 @@ int nw_poll_arm_fd(struct nw_req *req, int fd, unsigned int mask)
 	pthread_mutex_lock(&ring->poll_lock);
 	if (nw_loop_ensure(&ring->loop))
 		goto aborted;
-	pfd = nw_fdcache_get(ring, fd, true);
+	/*
+	 * The pfd prepare found: a ring's pfds stay, each at one number,
+	 * while it lives (req->pfd is NULL or one of them: its requests
+	 * are calloc'd and stay the ring's).
+	 */
+	pfd = req->pfd;
+	if (!pfd || pfd->fd != fd)
+		pfd = nw_fdcache_get(ring, fd, true);
 	if (!pfd)
 		goto aborted;
 	if (pollfd_watch(ring, pfd)) {
@@ -255,11 +269,11 @@ int nw_poll_arm_fd(struct nw_req *req, int fd, unsigned int mask)
 		return NW_POLL_READY;
 	}
 	if (mask & NW_POLLIN) {
-		pfd->in_idle = true;
-		pfd->in_idle_seq = seq;
+		nw_pfd_store(&pfd->in_idle_seq, seq);
+		nw_pfd_store(&pfd->in_idle, true);
 	} else {
-		pfd->out_idle = true;
-		pfd->out_idle_seq = seq;
+		nw_pfd_store(&pfd->out_idle_seq, seq);
+		nw_pfd_store(&pfd->out_idle, true);
 	}
 	nw_poll_park(ring, pfd, req, mask);
 	pthread_mutex_unlock(&ring->poll_lock);
@@ -284,6 +298,20 @@ static bool evfd_self_wake(struct nw_ring *ring, struct nw_pollfd *pfd,
 		       nw_poll_ring_of(req)->evfd_sig;
 }
 
+/*
+ * A request an edge wakes takes the snapshot its reissue's nw_poll_prepare
+ * would: the edge count after this edge (any later one moves it, and its
+ * next arm reissues at once) and the fd's kind. Not skipped: an edge came.
+ * Only for its own fd: SPLICE's input is looked up again.
+ */
+static void pollfd_snap(struct nw_pollfd *pfd, struct nw_req *req)
+{
+	if (pfd->fd != req->fd || pfd->target)
+		return;
+	req->poll_seq = *edge_seq(pfd, req->poll_mask);
+	req->poll_snap = (unsigned char)(1 + pfd->kind);
+}
+
 /* Count an edge and move the requests it wakes to *ready. Under poll_lock. */
 static void pollfd_event(struct nw_ring *ring, struct nw_pollfd *pfd,
 			 unsigned int ev, struct nw_list *ready)
@@ -292,9 +320,9 @@ static void pollfd_event(struct nw_ring *ring, struct nw_pollfd *pfd,
 	bool uring_wake = !pfd->target && nw_fd_uring_wake(pfd->fd);
 
 	if (ev & (NW_POLLIN | NW_POLLPRI | NW_POLLRDHUP | NW_POLL_ALWAYS))
-		pfd->in_seq++;
+		nw_pfd_store(&pfd->in_seq, pfd->in_seq + 1);
 	if (ev & (NW_POLLOUT | NW_POLL_ALWAYS))
-		pfd->out_seq++;
+		nw_pfd_store(&pfd->out_seq, pfd->out_seq + 1);
 	nw_list_for_each_safe(pos, tmp, &pfd->parked) {
 		struct nw_req *req =
 			nw_list_entry(pos, struct nw_req, poll_node);
@@ -320,6 +348,8 @@ static void pollfd_event(struct nw_ring *ring, struct nw_pollfd *pfd,
 		}
 		if (req->flags & NW_REQ_F_POLL_ADD)
 			nw_poll_ring_of(req)->wake_ev = hit;
+		else
+			pollfd_snap(pfd, req);
 		nw_poll_unpark(ring, req);
 		nw_poll_to_ready(ready, req);
 	}
@@ -425,7 +455,7 @@ static struct nw_pollfd *pollfd_twin(struct nw_ring *ring,
 	nw_fdcache_reset(dpfd);
 	if (pollfd_watch(ring, dpfd))
 		return NULL;
-	dpfd->kind = pfd->kind;
+	nw_pfd_store(&dpfd->kind, pfd->kind);
 	dpfd->sock_type = pfd->sock_type;
 	return dpfd;
 }

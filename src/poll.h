@@ -22,10 +22,34 @@ enum {
  * req, and say whether the attempt can be skipped because the fd is known
  * not ready (no edge seen since it last said EAGAIN).
  */
-bool nw_poll_prepare(struct nw_req *req, unsigned int mask, int *kind);
-/* The same for another fd of the request (SPLICE's input, say). */
 bool nw_poll_prepare_fd(struct nw_req *req, int fd, unsigned int mask,
 			int *kind);
+/*
+ * The reissue of a request an edge woke: the harvest took its snapshot
+ * (poll.c pollfd_snap) and there is nothing to look up. Consumes it.
+ */
+static inline bool nw_poll_snap_take(struct nw_req *req, int fd,
+				     unsigned int mask, int *kind)
+{
+	unsigned int snap = req->poll_snap;
+
+	req->poll_snap = 0;
+	if (likely(!snap) || fd != req->fd ||
+	    !(mask & NW_POLLIN) != !(req->poll_mask & NW_POLLIN))
+		return false;
+	*kind = (int)snap - 1;
+	return true;
+}
+
+/* nw_poll_prepare_fd of req->fd, the common case. */
+static inline bool nw_poll_prepare(struct nw_req *req, unsigned int mask,
+				   int *kind)
+{
+	if (nw_poll_snap_take(req, req->fd, mask, kind))
+		return false; /* an edge came: not known idle */
+	return nw_poll_prepare_fd(req, req->fd, mask, kind);
+}
+
 /*
  * A read of req->fd (a pipe or a stream socket) emptied it: unless an edge
  * came since nw_poll_prepare, the next read is skipped as after an EAGAIN.
