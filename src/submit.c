@@ -323,7 +323,7 @@ static int init_req(struct nw_ring *ring, struct nw_req *req,
 	req->cflags = 0;
 	req->async = NULL;
 	req->task_tid = nw_gettid();
-	req->ltimeout = NULL;
+	__atomic_store_n(&req->ltimeout, NULL, __ATOMIC_RELAXED);
 	__atomic_store_n(&req->seq, ++ring->req_seq, __ATOMIC_RELAXED);
 	req->poll_arms = req->poll_events = req->poll_snap = 0;
 	req->sync_wake = false;

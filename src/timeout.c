@@ -14,7 +14,10 @@
  * - a LINK_TIMEOUT is armed when the request before it is issued; if that
  *   request finishes first the timeout completes -ECANCELED, else the
  *   request is cancelled and the timeout reports -ETIME (or the cancel's
- *   error). The timeout is spliced out of the chain when armed.
+ *   error). The timeout is spliced out of the chain when armed. An
+ *   expiry whose cancel finds the request nowhere, as it is between a wake
+ *   and its next park, fires again shortly (relink): the kernel's cancel
+ *   would have found it.
  * The heap and the count list are under ring->poll_lock.
  */
 #include <errno.h>
@@ -38,6 +41,7 @@ struct nw_timeout {
 	};
 	int heap_idx; /* -1 when not armed */
 	bool on_count_list;
+	uint8_t relinks; /* LINK_TIMEOUT: fired again, its target unfound */
 	struct nw_req *target; /* LINK_TIMEOUT: the guarded request */
 	uint64_t target_seq;
 	struct __kernel_timespec ts;
@@ -51,6 +55,13 @@ struct nw_timeout_rem {
 };
 
 #define TMO(req) nw_req_cmd(req, struct nw_timeout)
+
+/*
+ * A target's ltimeout once its timer fired (timer_fire): the timer side
+ * owns the LINK_TIMEOUT now, and the target's completion lets go of it
+ * (nw_link_timeout_disarm) without completing it.
+ */
+#define LT_FIRED ((struct nw_req *)1)
 
 static long long clock_ns(clockid_t clk)
 {
@@ -361,11 +372,12 @@ static void timer_fire(struct nw_io *io, unsigned int events,
 		struct nw_timeout *t = TMO(req);
 
 		disarm(ring, req);
-		/* A linked timeout lets go of its target now, under the lock. */
+		/* A linked timeout takes over from its target, under the lock. */
 		if (t->target &&
 		    __atomic_load_n(&t->target->seq, __ATOMIC_RELAXED) ==
 			    t->target_seq)
-			t->target->ltimeout = NULL;
+			__atomic_store_n(&t->target->ltimeout, LT_FIRED,
+					 __ATOMIC_RELAXED);
 		nw_list_add_tail(&req->poll_node, ready);
 	}
 	timer_update(ring);
@@ -418,6 +430,38 @@ static void mshot_tw(struct nw_req *req, bool submit_side)
 	nw_req_finish(req, submit_side);
 }
 
+/*
+ * A LINK_TIMEOUT's cancel found its target nowhere: woken, it is on a
+ * harvest's ready list or being reissued, where the kernel's cancel (its
+ * poll still hashed) would find it. If it has not completed since (its
+ * ltimeout still LT_FIRED), give the link back and fire again shortly,
+ * backing off: by then it is parked again (cancelled: -ETIME) or has
+ * completed (its completion finds the link: -ECANCELED), never left
+ * pending with the timeout gone. True if re-armed.
+ */
+static bool relink(struct nw_req *req)
+{
+	struct nw_ring *ring = req->ring;
+	struct nw_timeout *t = TMO(req);
+	struct nw_req *target = t->target;
+	bool ok = false;
+
+	pthread_mutex_lock(&ring->poll_lock);
+	if (__atomic_load_n(&target->seq, __ATOMIC_RELAXED) == t->target_seq &&
+	    __atomic_load_n(&target->ltimeout, __ATOMIC_RELAXED) == LT_FIRED) {
+		if (t->relinks < 10)
+			t->relinks++;
+		t->deadline_ns =
+			clock_ns(CLOCK_MONOTONIC) + (1000LL << t->relinks);
+		ok = !arm(ring, req);
+		if (ok)
+			__atomic_store_n(&target->ltimeout, req,
+					 __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&ring->poll_lock);
+	return ok;
+}
+
 /* An expired timeout (its tw_func): its CQE, a linked target's cancel. */
 static void timeout_fire(struct nw_req *req, bool submit_side)
 {
@@ -430,6 +474,8 @@ static void timeout_fire(struct nw_req *req, bool submit_side)
 		/* Cancel the guarded request; report how that went, first. */
 		nw_list_init(&out);
 		ret = nw_cancel_req(req->ring, t->target, t->target_seq, &out);
+		if (ret == -ENOENT && relink(req))
+			return;
 		req->res = ret ? ret : -ETIME;
 		nw_req_finish(req, submit_side);
 		complete_later(&out);
@@ -630,11 +676,12 @@ void nw_link_timeout_arm(struct nw_req *req, struct nw_req *lt)
 
 	t->target = req;
 	t->target_seq = __atomic_load_n(&req->seq, __ATOMIC_RELAXED);
+	t->relinks = 0;
 	t->deadline_ns = deadline_of(&t->ts, t->flags);
 	pthread_mutex_lock(&ring->poll_lock);
 	ret = arm(ring, lt);
 	if (!ret)
-		req->ltimeout = lt;
+		__atomic_store_n(&req->ltimeout, lt, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&ring->poll_lock);
 	if (ret) {
 		nw_req_set_fail(lt, ret);
@@ -648,12 +695,12 @@ void nw_link_timeout_disarm(struct nw_req *req)
 	struct nw_req *lt;
 
 	pthread_mutex_lock(&ring->poll_lock);
-	lt = req->ltimeout;
-	req->ltimeout = NULL;
-	if (lt)
+	lt = __atomic_load_n(&req->ltimeout, __ATOMIC_RELAXED);
+	__atomic_store_n(&req->ltimeout, NULL, __ATOMIC_RELAXED);
+	if (lt && lt != LT_FIRED)
 		disarm(ring, lt);
 	pthread_mutex_unlock(&ring->poll_lock);
-	if (!lt)
+	if (!lt || lt == LT_FIRED)
 		return; /* fired first: the timer side completes it */
 	/* Not a failure: its own CQE_SKIP_SUCCESS decides (kernel). */
 	lt->res = -ECANCELED;
