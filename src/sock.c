@@ -32,6 +32,8 @@
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include "net.h"
 #include "complete.h"
 #include "poll.h"
@@ -117,11 +119,19 @@ static int accept_finish(struct nw_req *req, struct nw_accept *acc, int fd)
 	return NW_COMPLETE;
 }
 
+/*
+ * The system call itself, not libc's accept4: the program's addr and
+ * addrlen go to the kernel untouched, which checks them in its own order
+ * (a file that is no socket fails -ENOTSOCK before addrlen is read, a bad
+ * addrlen is -EFAULT). A sanitizer's accept4 reads *addrlen first and
+ * faulted in the engine (diff-fuzz, corpus/diff/min-accept-*-badaddrlen).
+ */
 static int accept_call(struct nw_req *req, struct nw_accept *acc)
 {
-	int fd = accept4(req->fd, acc->addr, acc->addrlen, acc->flags);
+	long fd = syscall(SYS_accept4, req->fd, acc->addr, acc->addrlen,
+			  acc->flags);
 
-	return fd < 0 ? -errno : fd;
+	return fd < 0 ? -errno : (int)fd;
 }
 
 /*
