@@ -535,13 +535,18 @@ static int sr_wouldblock(struct nw_req *req, struct nw_sr *sr)
  * IORING_RECVSEND_POLL_FIRST: the kernel arms its poll before the first
  * attempt, and a poll that finds the socket ready issues at once; so must
  * wait only a socket not ready now (an edge may be long gone). With
- * MSG_DONTWAIT the first attempt is -EAGAIN, as there.
+ * MSG_DONTWAIT the first attempt is -EAGAIN, as there. Only io_recv
+ * looks at POLL_FIRST before it looks for a socket: SEND, SENDMSG,
+ * RECVMSG and the zerocopy sends on a file that is no socket fail at once
+ * (-ENOTSOCK, from the attempt).
  */
 static bool sr_poll_first(struct nw_req *req, struct nw_sr *sr)
 {
 	struct pollfd p;
 
 	if (likely(!(sr->flags & NW_RECVSEND_POLL_FIRST)) || req->poll_arms)
+		return false;
+	if (req->opcode != IORING_OP_RECV && nw_sr_sock_check(req))
 		return false;
 	p.fd = req->fd;
 	p.events = sr->send ? POLLOUT : POLLIN;
@@ -616,8 +621,10 @@ static int send_issue_select(struct nw_req *req, struct nw_sr *sr,
 	int ret;
 
 	if ((issue_flags & NW_ISSUE_F_NONBLOCK) &&
-	    (sr->flags & NW_RECVSEND_POLL_FIRST) && !req->poll_arms)
-		return sr_wouldblock(req, sr);
+	    (sr->flags & NW_RECVSEND_POLL_FIRST) && !req->poll_arms) {
+		ret = nw_sr_sock_check(req); /* io_send: the socket first */
+		return ret ? ret : sr_wouldblock(req, sr);
+	}
 	if (!m->buf_cflags) {
 		ret = nw_sr_select_vec(req, sr, req->buf_len);
 		if (ret)
