@@ -286,14 +286,17 @@ int nw_accept_issue(struct nw_req *req, unsigned int issue_flags)
 
 	/* A worker blocks for one connection; multishot ends with it. */
 	if (!(issue_flags & NW_ISSUE_F_NONBLOCK)) {
+		/*
+		 * IOSQE_ASYNC: io-wq refuses a multishot it cannot poll,
+		 * before the issue (io_wq_submit_work), POLL_FIRST or not.
+		 */
+		if ((acc->iou_flags & NW_ACCEPT_MULTISHOT) && acc->wq &&
+		    (req->flags & NW_REQ_F_REG_FILE))
+			return -EBADFD;
 		/* Punted as epoll refused the file: POLL_FIRST is -EAGAIN. */
 		if ((acc->iou_flags & NW_ACCEPT_POLL_FIRST) &&
 		    (req->flags & NW_REQ_F_REG_FILE))
 			return accept_finish(req, acc, -EAGAIN);
-		/* IOSQE_ASYNC: io-wq refuses a multishot it cannot poll. */
-		if ((acc->iou_flags & NW_ACCEPT_MULTISHOT) && acc->wq &&
-		    (req->flags & NW_REQ_F_REG_FILE))
-			return -EBADFD;
 		return accept_finish(req, acc, accept_call(req, acc));
 	}
 	if (acc->iou_flags & NW_ACCEPT_MULTISHOT)
