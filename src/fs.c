@@ -154,6 +154,16 @@ int nw_statx_issue(struct nw_req *req, unsigned int issue_flags)
 	struct nw_fs *fs = nw_req_cmd(req, struct nw_fs);
 	struct statx stx;
 
+	/*
+	 * vfs_statx refuses flags it does not know. The system call skips
+	 * that check for "" with AT_EMPTY_PATH (its fd shortcut); io_uring's
+	 * do_statx always walks the name, so the check is made here.
+	 */
+	if (fs->flags & ~(AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT |
+			  AT_EMPTY_PATH | AT_STATX_SYNC_TYPE)) {
+		req->res = -EINVAL;
+		return NW_COMPLETE;
+	}
 	if (statx(fs->dfd1, fs->path1, (int)fs->flags, fs->mask, &stx) < 0)
 		return fs_done(req, -1);
 	/* do_statx's cp_statx: the result reaches the program or -EFAULT. */

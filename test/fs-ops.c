@@ -267,6 +267,17 @@ static void test_statx(void)
 	T_ASSERT_EQ(do_statx(fd, "", 0, STATX_SIZE, &stx), -ENOENT);
 	T_ASSERT_EQ(do_statx(fd, NULL, AT_EMPTY_PATH, STATX_SIZE, &stx),
 		    -EFAULT);
+	/*
+	 * A flag vfs_statx does not know is -EINVAL, with "" too: the statx
+	 * system call's "" + AT_EMPTY_PATH shortcut ignores it, io_uring's
+	 * path never takes that shortcut.
+	 */
+	T_ASSERT_EQ(
+		do_statx(fd, "", AT_EMPTY_PATH | 0x10000000, STATX_SIZE, &stx),
+		-EINVAL);
+	T_ASSERT_EQ(do_statx(fd, "", AT_EMPTY_PATH | AT_REMOVEDIR, STATX_SIZE,
+			     &stx),
+		    -EINVAL);
 	close(fd);
 	T_ASSERT_EQ(do_statx(AT_FDCWD, tmpdir, 0, STATX_BASIC_STATS, &stx), 0);
 	T_ASSERT(S_ISDIR(stx.stx_mode));
