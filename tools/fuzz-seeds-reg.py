@@ -294,6 +294,14 @@ seeds["api-misc"] = header() + b"".join(
 seeds["pressure"] = header() + b"".join(
     rec(11, 2, 0, x, 0, 2) for x in (0, 3, 0, 0xf0, 3, 0xff))
 
+# An SQ_WAIT without SQ_WAKEUP on a full SQ (one entry) once the poller
+# went idle (1 ms): nothing wakes it, in the kernel too, until a signal.
+# A program wakes it when IORING_SQ_NEED_WAKEUP asks (liburing), and so
+# does the harness now; before, this hung (the 600 s runs' 97 s timeout,
+# which needed a loaded machine to pass the idle time).
+seeds["sqpoll-sqwait-idle"] = header(SQPOLL, sq=0, idle=1) + WAIT * 8 + \
+    sqe(0) + rec(10, 4) + WAIT
+
 for name, data in seeds.items():
     with open(f"{root}/{name}", "wb") as f:
         f.write(data)

@@ -951,6 +951,28 @@ static void add_sqe_raw(struct run *u, const uint8_t *p)
 	sqe->user_data = ++u->queued;
 }
 
+/*
+ * IORING_ENTER_SQ_WAIT waits for the poller to consume, and nothing but
+ * SQ_WAKEUP wakes a poller that went idle (IORING_SQ_NEED_WAKEUP): in the
+ * kernel too, an SQ_WAIT on a full SQ of an idle poller sleeps until a
+ * signal. So as a program (liburing) does, the wakeup goes with it when
+ * the flag asks for one, read after the tail (a full barrier: the poller
+ * sets the flag, then looks at the tail once more before it sleeps). An
+ * input that waited past its poller's idle time on a loaded machine hung
+ * here (the 97 s timeout of the 600 s runs).
+ */
+static unsigned int sq_wait_wake(struct run *u, unsigned int flags)
+{
+	if (!(flags & IORING_ENTER_SQ_WAIT) ||
+	    !(u->flags & IORING_SETUP_SQPOLL))
+		return flags;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!u->usable || (__atomic_load_n(u->r.sq_flags, __ATOMIC_RELAXED) &
+			   IORING_SQ_NEED_WAKEUP))
+		flags |= IORING_ENTER_SQ_WAKEUP;
+	return flags;
+}
+
 static void do_enter(struct run *u, const uint8_t *a)
 {
 	unsigned int flags =
@@ -981,6 +1003,7 @@ static void do_enter(struct run *u, const uint8_t *a)
 		if (a[1] & 16)
 			flags |= IORING_ENTER_EXT_ARG_REG; /* -EINVAL */
 	}
+	flags = sq_wait_wake(u, flags);
 	if (u->fd_is_index)
 		flags |= IORING_ENTER_REGISTERED_RING;
 	else if ((a[1] & 32) && u->ringidx[a[4] % NRINGIDX] >= 0) {
@@ -1118,7 +1141,7 @@ static void do_hook(struct run *u, const uint8_t *a)
 	default:
 		nowait_hook_enter(
 			u->fd, 0, 0,
-			(a[2] & 0x7f) |
+			sq_wait_wake(u, a[2] & 0x7f) |
 				(u->fd_is_index ? IORING_ENTER_REGISTERED_RING
 						: 0),
 			NULL, 0);
