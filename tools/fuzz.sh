@@ -32,6 +32,9 @@
 # shows fails the run. FUZZ_NEW=report (CI) lists what the timed
 # exploration after it finds (artifacts in build/fuzz/out/) without
 # failing: each run finds new kinds, and CI must not pass or fail by luck.
+# FZ_HANG_DUMP=FILE: a teardown that waits 15 s for a final CQE (a hang)
+# first writes every thread's stack to FILE (gdb); FZ_REAP_NOTE=1 lists
+# the teardowns that waited over 1 s (test/fuzz/fuzzenv.h).
 set -u
 B=${B:-build}
 CLANG=${CLANG:-clang}

@@ -23,7 +23,9 @@
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <nowait.h>
 #include "nowait-abi.h"
+#include "helpers.h"
 #include "fuzzenv.h"
 
 #ifndef FUTEX2_SIZE_U32
@@ -993,7 +995,10 @@ void fz_final_count(struct fz_finals *f, uint64_t ud,
 		/* The result had F_MORE, or was already final. */
 		if (!f->finals[ud]++)
 			f->nfinal++;
-	} else if (!(c->flags & IORING_CQE_F_MORE)) {
+	} else if (c->flags & IORING_CQE_F_MORE) {
+		if (f->more[ud] < 255)
+			f->more[ud]++;
+	} else {
 		if (f->finals[ud]++) {
 			fprintf(stderr,
 				"fuzz: a second final CQE for SQE %llu (res "
@@ -1003,4 +1008,137 @@ void fz_final_count(struct fz_finals *f, uint64_t ud,
 		}
 		f->nfinal++;
 	}
+}
+
+void fz_final_note(struct fz_finals *f, const struct io_uring_sqe *sqe)
+{
+	uint64_t ud = sqe->user_data;
+
+	if (ud >= 1 && ud <= FZ_MAX_SQES) {
+		f->op[ud] = sqe->opcode;
+		f->sflags[ud] = sqe->flags;
+	}
+}
+
+uint64_t fz_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* What is missing now (a hang when fatal; FZ_REAP_NOTE: a slow reap). */
+static void final_report(const struct fz_finals *f, const struct t_ring *r,
+			 unsigned int consumed, unsigned int queued,
+			 uint64_t waited_us, bool fatal);
+
+uint64_t fz_reap_finals(const struct fz_finals *f, struct t_ring *r,
+			const struct fz_reaper *o, void *u)
+{
+	uint64_t t0 = fz_now_us(), waited = 0;
+	bool noted = false;
+
+	for (unsigned int i = 0;; i++) {
+		o->reap(u);
+		if (f->nfinal >= o->consumed(u) && !t_ring_flush(r))
+			break;
+		waited = fz_now_us() - t0;
+		if (waited > FZ_REAP_LIMIT_S * 1000000ULL)
+			break; /* a hang: the caller reports it */
+		if (!noted && (waited > 1000000 || i >= 5000) &&
+		    getenv("FZ_REAP_NOTE")) {
+			/* The old cut (5000 rounds): is it slowness? */
+			unsigned int c = o->consumed(u);
+
+			fprintf(stderr, "fuzz-note: slow reap, %u rounds:\n",
+				i);
+			final_report(f, r, c, c, waited, false);
+			noted = true;
+		}
+		if (i % o->again_every == o->again_every - 1)
+			o->again(u);
+		o->wait(u);
+	}
+	o->reap(u);
+	if (noted)
+		fprintf(stderr,
+			"fuzz-note: slow reap ended after %llu ms: %u finals\n",
+			(unsigned long long)(waited / 1000), f->nfinal);
+	return waited;
+}
+
+int fz_enter(int fd, unsigned int to_submit, unsigned int min_complete,
+	     unsigned int flags, unsigned int us)
+{
+	struct __kernel_timespec ts = {.tv_nsec = (long long)us * 1000};
+	struct io_uring_getevents_arg arg = {.ts = (uint64_t)(uintptr_t)&ts};
+
+	if (flags & IORING_ENTER_GETEVENTS)
+		return nowait_enter(fd, to_submit, min_complete,
+				    flags | IORING_ENTER_EXT_ARG, &arg,
+				    sizeof(arg));
+	return nowait_enter(fd, to_submit, min_complete,
+			    flags & ~IORING_ENTER_EXT_ARG, NULL, 0);
+}
+
+void fz_sqe_from_input(struct fz_env *e, struct fz_finals *f,
+		       struct io_uring_sqe *sqe, const uint8_t *p, uint64_t ud)
+{
+	memcpy(sqe, p, sizeof(*sqe));
+	fz_sanitize(e, sqe);
+	sqe->user_data = ud;
+	fz_final_note(f, sqe);
+}
+
+static void final_report(const struct fz_finals *f, const struct t_ring *r,
+			 unsigned int consumed, unsigned int queued,
+			 uint64_t waited_us, bool fatal)
+{
+	const char *w = fatal ? "fuzz" : "fuzz-note";
+
+	fprintf(stderr,
+		"%s: %d SQEs consumed, %u final CQEs after %llu ms of "
+		"reaping:",
+		w, (int)consumed, f->nfinal,
+		(unsigned long long)(waited_us / 1000));
+	for (unsigned int i = 1; i <= queued && i <= FZ_MAX_SQES; i++)
+		if (!f->finals[i])
+			fprintf(stderr, " %u", i);
+	fprintf(stderr, " missing\n");
+	for (unsigned int i = 1; i <= queued && i <= FZ_MAX_SQES; i++)
+		if (!f->finals[i])
+			fprintf(stderr,
+				"%s:   SQE %u: opcode %u flags 0x%x, %u CQEs "
+				"with F_MORE, %u notifications\n",
+				w, i, f->op[i], f->sflags[i], f->more[i],
+				f->notifs[i]);
+	fprintf(stderr,
+		"%s:   SQ head %u tail %u flags 0x%x dropped %u; CQ head %u "
+		"tail %u overflow %u flags 0x%x; %u queued\n",
+		w, *r->sq_head, *r->sq_tail, *r->sq_flags, *r->sq_dropped,
+		*r->cq_head, *r->cq_tail, *r->cq_overflow,
+		r->cq_flags ? *r->cq_flags : 0, queued);
+	if (fatal) {
+		/* FZ_HANG_DUMP=FILE: every thread's stack, to see the wait. */
+		const char *dump = getenv("FZ_HANG_DUMP");
+		char cmd[512];
+
+		if (dump) {
+			snprintf(cmd, sizeof(cmd),
+				 "gdb -p %d -batch -ex 'info threads' -ex "
+				 "'thread apply all bt' >>%s 2>&1",
+				 (int)getpid(), dump);
+			if (system(cmd))
+				fprintf(stderr, "fuzz: no dump (%s)\n", cmd);
+		}
+		abort();
+	}
+}
+
+void fz_final_missing(const struct fz_finals *f, const struct t_ring *r,
+		      unsigned int consumed, unsigned int queued,
+		      uint64_t waited_us)
+{
+	final_report(f, r, consumed, queued, waited_us, true);
 }

@@ -72,9 +72,53 @@ unsigned int fz_setup_flags(unsigned int i, unsigned int *entries,
 struct fz_finals {
 	uint8_t finals[FZ_MAX_SQES + 1];
 	uint8_t notifs[FZ_MAX_SQES + 1];
+	uint8_t more[FZ_MAX_SQES + 1]; /* CQEs with F_MORE seen */
+	uint8_t op[FZ_MAX_SQES + 1];   /* each SQE's opcode and flags */
+	uint8_t sflags[FZ_MAX_SQES + 1];
 	unsigned int nfinal;
 };
 void fz_final_count(struct fz_finals *f, uint64_t ud,
 		    const struct io_uring_cqe *c);
+/* What SQE ud was, as queued (for the report below). */
+void fz_final_note(struct fz_finals *f, const struct io_uring_sqe *sqe);
+
+/*
+ * The teardown's wait for the final CQEs has no wall-clock cut of its
+ * own that a loaded machine can pass: it ends when every consumed SQE has
+ * its final CQE. Only a wait past FZ_REAP_LIMIT_S (15 s; below
+ * libFuzzer's -timeout of 20 s, so that a hang says what it waited on) is
+ * a finding: fz_final_missing prints each SQE without its final CQE
+ * (opcode, flags, whether a CQE with F_MORE came) and the ring's counters,
+ * and aborts. FZ_HANG_DUMP=FILE adds every thread's stack (gdb) to FILE
+ * first; FZ_REAP_NOTE=1 prints the same list, without aborting, for a
+ * wait past 1 s or 5000 rounds (the old cut), and how long it took.
+ */
+#define FZ_REAP_LIMIT_S 15
+uint64_t fz_now_us(void);
+
+/* What the teardown's wait calls back, on the harness's run (u). */
+struct fz_reaper {
+	void (*reap)(void *u);		   /* count the CQEs there are */
+	unsigned int (*consumed)(void *u); /* the input's SQEs consumed */
+	void (*again)(void *u);		   /* cancel everything once more */
+	unsigned int again_every;	   /* rounds between those */
+	void (*wait)(void *u);		   /* enter(GETEVENTS), 1 ms at most */
+};
+/*
+ * Reap until every consumed SQE of ring r has its final CQE and nothing
+ * is left unsubmitted, or for FZ_REAP_LIMIT_S; the microseconds waited.
+ */
+uint64_t fz_reap_finals(const struct fz_finals *f, struct t_ring *r,
+			const struct fz_reaper *o, void *u);
+
+/* An enter; one that waits (GETEVENTS) waits at most us microseconds. */
+int fz_enter(int fd, unsigned int to_submit, unsigned int min_complete,
+	     unsigned int flags, unsigned int us);
+/* An SQE of the input (p, 64 bytes) into sqe, sanitised, user_data ud. */
+void fz_sqe_from_input(struct fz_env *e, struct fz_finals *f,
+		       struct io_uring_sqe *sqe, const uint8_t *p, uint64_t ud);
+void fz_final_missing(const struct fz_finals *f, const struct t_ring *r,
+		      unsigned int consumed, unsigned int queued,
+		      uint64_t waited_us);
 
 #endif

@@ -32,10 +32,11 @@
  * The input also fills the arena (fuzzenv.c) the arguments point into.
  *
  * Teardown, as sqe-fuzz's: a disabled ring is enabled, ASYNC_CANCEL(ANY)
- * and SYNC_CANCEL, then reaping for at most 5 s until each consumed SQE
- * has had exactly one final CQE (tag CQEs are not counted; the
- * harness's cancels are counted by their CQEs). A second final CQE, or
- * one missing, aborts (a finding). FZ_REG_LOG=1 prints each CQE.
+ * and SYNC_CANCEL, then reaping until each consumed SQE has had exactly
+ * one final CQE (past FZ_REAP_LIMIT_S: a hang, fz_final_missing; tag
+ * CQEs are not counted; the harness's cancels are counted by their CQEs).
+ * A second final CQE, or one missing, aborts (a finding). FZ_REG_LOG=1
+ * prints each CQE.
  */
 #include <errno.h>
 #include <signal.h>
@@ -164,21 +165,11 @@ static int ring_enter(struct run *u, unsigned int to_submit,
 		      unsigned int min_complete, unsigned int flags,
 		      unsigned int us)
 {
-	struct __kernel_timespec ts = {.tv_nsec = (long long)us * 1000};
-	struct io_uring_getevents_arg arg = {.ts = (uint64_t)(uintptr_t)&ts};
-	int fd = u->fd;
-
 	if (u->fd_is_index)
 		flags |= IORING_ENTER_REGISTERED_RING;
 	if (u->flags & IORING_SETUP_SQPOLL)
 		flags |= IORING_ENTER_SQ_WAKEUP;
-	if (flags & IORING_ENTER_GETEVENTS) {
-		flags |= IORING_ENTER_EXT_ARG;
-		return nowait_enter(fd, to_submit, min_complete, flags, &arg,
-				    sizeof(arg));
-	}
-	return nowait_enter(fd, to_submit, min_complete,
-			    flags & ~IORING_ENTER_EXT_ARG, NULL, 0);
+	return fz_enter(u->fd, to_submit, min_complete, flags, us);
 }
 
 static void submit(struct run *u)
@@ -938,17 +929,15 @@ static void add_sqe_small(struct run *u, const uint8_t *a)
 		break;
 	}
 	sqe->user_data = ++u->queued;
+	fz_final_note(&u->fin, sqe);
 }
 
 static void add_sqe_raw(struct run *u, const uint8_t *p)
 {
 	struct io_uring_sqe *sqe = get_sqe(u);
 
-	if (!sqe)
-		return;
-	memcpy(sqe, p, sizeof(*sqe));
-	fz_sanitize(&u->env, sqe);
-	sqe->user_data = ++u->queued;
+	if (sqe)
+		fz_sqe_from_input(&u->env, &u->fin, sqe, p, ++u->queued);
 }
 
 /*
@@ -1231,9 +1220,36 @@ static unsigned int consumed_sqes(struct run *u)
 	       u->head0 - u->nown;
 }
 
+static void td_reap(void *u)
+{
+	reap(u);
+}
+
+static unsigned int td_consumed(void *u)
+{
+	return consumed_sqes(u);
+}
+
+static void td_again(void *u)
+{
+	queue_cancel(u);
+	submit(u);
+	sync_cancel(u);
+}
+
+static void td_wait(void *p)
+{
+	struct run *u = p;
+
+	ring_enter(u, t_ring_flush(&u->r), 1, IORING_ENTER_GETEVENTS, 1000);
+}
+
 static void teardown(struct run *u)
 {
-	unsigned int consumed;
+	static const struct fz_reaper ops = {
+		td_reap, td_consumed, td_again, 200, td_wait,
+	};
+	uint64_t waited;
 
 	if (!u->usable)
 		return;
@@ -1244,35 +1260,17 @@ static void teardown(struct run *u)
 		submit(u);
 	queue_cancel(u);
 	submit(u);
-	for (int i = 0; i < 5000; i++) {
-		reap(u);
-		consumed = consumed_sqes(u);
-		if (u->fin.nfinal >= consumed && !t_ring_flush(&u->r))
-			break;
-		if (i % 200 == 199) {
-			queue_cancel(u);
-			submit(u);
-			sync_cancel(u);
-		}
-		ring_enter(u, t_ring_flush(&u->r), 1, IORING_ENTER_GETEVENTS,
-			   1000);
-	}
-	reap(u);
-	consumed = consumed_sqes(u);
+	waited = fz_reap_finals(&u->fin, &u->r, &ops, u);
 	if (fz_log)
 		fprintf(stderr,
 			"sq head0 %u head %u tail %u own %u queued %u\n",
 			u->head0, *u->r.sq_head, *u->r.sq_tail, u->nown,
 			u->queued);
-	if (u->fin.nfinal != consumed) {
-		fprintf(stderr,
-			"fuzz: %u SQEs consumed, %u final CQEs:", consumed,
-			u->fin.nfinal);
-		for (unsigned int i = 1; i <= u->queued && i <= MAX_SQES; i++)
-			if (!u->fin.finals[i])
-				fprintf(stderr, " %u", i);
-		fprintf(stderr, " missing\n");
-		abort();
+	if (u->fin.nfinal != consumed_sqes(u)) {
+		fprintf(stderr, "fuzz: %u of the harness's cancels posted\n",
+			u->nown);
+		fz_final_missing(&u->fin, &u->r, consumed_sqes(u), u->queued,
+				 waited);
 	}
 }
 

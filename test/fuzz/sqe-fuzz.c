@@ -36,9 +36,10 @@
  * REGISTER_SYNC_CANCEL(ANY), which no IOSQE_IO_DRAIN holds back: an SQE
  * with DRAIN behind a request that waits for good defers every SQE after
  * it, the harness's cancels too, until that request ends, as in the
- * kernel (io_queue_deferred)), then reap for at
- * most 5 s until every SQE the ring consumed has had its one final
- * CQE: a result without
+ * kernel (io_queue_deferred)), then reap until every SQE the ring
+ * consumed has had its one final CQE (no wall-clock cut a loaded machine
+ * can pass; past FZ_REAP_LIMIT_S it is a hang, reported with what each
+ * missing SQE was, fz_final_missing): a result without
  * IORING_CQE_F_MORE, or for SEND_ZC and SENDMSG_ZC the notification
  * (IORING_CQE_F_NOTIF) after a result with F_MORE. As in the kernel
  * (test/send-zc.c), a zerocopy send canceled as a link posts its result
@@ -78,9 +79,6 @@ static int ring_enter(struct run *u, unsigned int to_submit,
 		      unsigned int min_complete, unsigned int flags,
 		      unsigned int us)
 {
-	struct __kernel_timespec ts = {.tv_nsec = (long long)us * 1000};
-	struct io_uring_getevents_arg arg = {.ts = (uint64_t)(uintptr_t)&ts};
-
 	int fd = u->r.fd;
 
 	if (u->flags & IORING_SETUP_SQPOLL)
@@ -90,13 +88,7 @@ static int ring_enter(struct run *u, unsigned int to_submit,
 		fd = u->reg_index;
 	else
 		flags &= ~IORING_ENTER_REGISTERED_RING;
-	if (flags & IORING_ENTER_GETEVENTS) {
-		flags |= IORING_ENTER_EXT_ARG;
-		return nowait_enter(fd, to_submit, min_complete, flags, &arg,
-				    sizeof(arg));
-	}
-	return nowait_enter(fd, to_submit, min_complete,
-			    flags & ~IORING_ENTER_EXT_ARG, NULL, 0);
+	return fz_enter(fd, to_submit, min_complete, flags, us);
 }
 
 static void reap(struct run *u)
@@ -139,9 +131,7 @@ static void add_sqe(struct run *u, const uint8_t *p)
 		if (!sqe)
 			return;
 	}
-	memcpy(sqe, p, sizeof(*sqe));
-	fz_sanitize(&u->env, sqe);
-	sqe->user_data = ++u->queued;
+	fz_sqe_from_input(&u->env, &u->fin, sqe, p, ++u->queued);
 }
 
 static void do_enter(struct run *u, const uint8_t *p)
@@ -170,6 +160,7 @@ static void ring_pollfd(struct run *u, uint8_t arg)
 
 		if (sqe && u->queued < MAX_SQES) {
 			t_prep_nop(sqe, ++u->queued);
+			fz_final_note(&u->fin, sqe);
 			submit(u);
 		}
 	}
@@ -436,40 +427,46 @@ static unsigned int consumed_sqes(struct run *u)
 	       u->ncancel;
 }
 
+static void td_reap(void *u)
+{
+	reap(u);
+}
+
+static unsigned int td_consumed(void *u)
+{
+	return consumed_sqes(u);
+}
+
+static void td_again(void *u)
+{
+	queue_cancel(u); /* again: one armed late, or linked */
+	submit(u);
+	sync_cancel(u); /* past a drain that waits */
+}
+
+static void td_wait(void *p)
+{
+	struct run *u = p;
+
+	ring_enter(u, t_ring_flush(&u->r), 1, IORING_ENTER_GETEVENTS, 1000);
+}
+
 static void teardown(struct run *u)
 {
-	unsigned int consumed;
+	static const struct fz_reaper ops = {
+		td_reap, td_consumed, td_again, 25, td_wait,
+	};
+	uint64_t waited;
 
 	submit(u);
 	for (int i = 0; i < 4 && t_ring_flush(&u->r); i++)
 		submit(u);
 	queue_cancel(u);
 	submit(u);
-	for (int i = 0; i < 5000; i++) {
-		reap(u);
-		consumed = consumed_sqes(u);
-		if (u->fin.nfinal >= consumed && !t_ring_flush(&u->r))
-			break;
-		if (i % 25 == 24) {
-			queue_cancel(u); /* again: one armed late, or linked */
-			submit(u);
-			sync_cancel(u); /* past a drain that waits */
-		}
-		ring_enter(u, t_ring_flush(&u->r), 1, IORING_ENTER_GETEVENTS,
-			   1000);
-	}
-	reap(u);
-	consumed = consumed_sqes(u);
-	if (u->fin.nfinal != consumed) {
-		fprintf(stderr,
-			"fuzz: %u SQEs consumed, %u final CQEs:", consumed,
-			u->fin.nfinal);
-		for (unsigned int i = 1; i <= consumed && i <= MAX_SQES; i++)
-			if (!u->fin.finals[i])
-				fprintf(stderr, " %u", i);
-		fprintf(stderr, " missing\n");
-		abort();
-	}
+	waited = fz_reap_finals(&u->fin, &u->r, &ops, u);
+	if (u->fin.nfinal != consumed_sqes(u))
+		fz_final_missing(&u->fin, &u->r, consumed_sqes(u), u->queued,
+				 waited);
 }
 
 /*
@@ -495,14 +492,6 @@ static void start_regs(struct run *u, uint8_t b)
 	}
 }
 
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -521,9 +510,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	setenv("NOWAIT_STATS_FILE", "/dev/null", 0);
 	memset(&u, 0, sizeof(u));
 	u.reg_index = -1;
-	t0 = now_us();
+	t0 = fz_now_us();
 	fz_env_open(&u.env, data, size);
-	t1 = now_us();
+	t1 = fz_now_us();
 	memset(&p, 0, sizeof(p));
 	u.flags = p.flags = fz_setup_flags(data[0], &entries, &cq);
 	p.cq_entries = cq;
@@ -539,16 +528,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		u.env.ring_fd2 = u.peer.fd;
 	start_regs(&u, data[0]);
 	u.head0 = __atomic_load_n(u.r.sq_head, __ATOMIC_ACQUIRE);
-	t2 = now_us();
+	t2 = fz_now_us();
 	run_records(&u, data + 1, size - 1);
-	t3 = now_us();
+	t3 = fz_now_us();
 	teardown(&u);
-	t4 = now_us();
+	t4 = fz_now_us();
 	t_ring_exit(&u.r);
 	if (u.env.ring_fd2 >= 0)
 		t_ring_exit(&u.peer);
 	fz_env_close(&u.env);
-	t5 = now_us();
+	t5 = fz_now_us();
 	if (getenv("FZ_TIME"))
 		fprintf(stderr,
 			"fztime env %llu setup %llu run %llu teardown %llu "
