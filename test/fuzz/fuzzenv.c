@@ -76,6 +76,15 @@ void fz_init(void)
 	getrlimit(RLIMIT_NOFILE, &rl);
 	/* The engine keeps its own fds from half the limit up (fdhigh.c). */
 	fd_limit = (int)(rl.rlim_cur / 2 < 1024 ? rl.rlim_cur / 2 : 1024);
+	/*
+	 * A WRITE or SEND into a pipe or socket the input closed the other
+	 * end of raises SIGPIPE on the submitting thread, in the kernel and
+	 * in nowait (rw.c sends a worker's to the task): ignored, as a
+	 * network program does, or the harness dies of it unreported (exit
+	 * 141, the 600 s run of 09c3428 when started with SIGPIPE at its
+	 * default; earlier runs had inherited it ignored).
+	 */
+	signal(SIGPIPE, SIG_IGN);
 }
 
 /* The fds open now (libFuzzer's, the symbolizer's): not the input's. */
