@@ -12,6 +12,7 @@
 #include <time.h>
 #include <signal.h>
 #include <unistd.h>
+#include <poll.h>
 #include <linux/futex.h>
 #include <netinet/in.h>
 #include <sys/epoll.h>
@@ -118,6 +119,30 @@ static void put_fd(struct fz_env *e, int slot, int fd)
 	e->fd[slot] = want;
 }
 
+/*
+ * A loopback connect. A signal may end the wait for the handshake on a
+ * loaded machine (libFuzzer's alarm, the stats' SIGUSR2 of the hooks
+ * record): -EINTR, and the connect goes on. Then wait for it to finish.
+ */
+static int connect_loopback(int c, const struct sockaddr_in *a)
+{
+	struct pollfd pfd = {.fd = c, .events = POLLOUT};
+	socklen_t len = sizeof(int);
+	int err = 0;
+
+	if (!connect(c, (const void *)a, sizeof(*a)))
+		return 0;
+	if (errno != EINTR)
+		return -1;
+	while (poll(&pfd, 1, -1) < 0)
+		if (errno != EINTR)
+			return -1;
+	if (getsockopt(c, SOL_SOCKET, SO_ERROR, &err, &len))
+		return -1;
+	errno = err;
+	return err ? -1 : 0;
+}
+
 static void tcp_trio(struct fz_env *e)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET};
@@ -129,7 +154,7 @@ static void tcp_trio(struct fz_env *e)
 	    getsockname(l, (void *)&a, &len))
 		abort();
 	c = socket(AF_INET, SOCK_STREAM, 0);
-	if (c < 0 || connect(c, (void *)&a, sizeof(a))) {
+	if (c < 0 || connect_loopback(c, &a)) {
 		perror("fuzz: tcp_trio's loopback connect");
 		abort();
 	}
