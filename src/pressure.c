@@ -12,8 +12,10 @@
  * date by the read itself). Its growth over the last interval, divided by
  * the interval, is the share of time the CPUs were oversubscribed. It is
  * sampled by whichever thread of the process asks first after
- * NW_PRESSURE_INTERVAL_NS (one open/pread/close, shared by all threads);
- * everyone else reads the cached verdict. A window over the threshold
+ * NW_PRESSURE_INTERVAL_NS (one pread, shared by all threads: the file is
+ * opened once, kept high, and read again at offset 0, which makes its
+ * seq_file show the totals afresh); everyone else reads the cached
+ * verdict. A window over the threshold
  * makes the verdict "busy" at once; it goes back to "free" when the
  * windows' moving figure, which falls with a time constant of
  * NW_PRESSURE_DECAY_NS, drops under it: about 150 ms after the load ends.
@@ -54,6 +56,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include "fdhigh.h"
 #include "pressure.h"
 
 #ifndef NW_PRESSURE_INTERVAL_NS
@@ -126,6 +130,82 @@ static const char *psi_path(void)
 }
 
 /*
+ * The pressure file, kept open: an fd of the engine's range (fdhigh.h),
+ * the same after fork (the file is the machine's or a named group's, not
+ * the process's), closed at exec. psi_ino and psi_dev say which file it is.
+ */
+static int psi_fd = -1;
+static dev_t psi_dev;
+static ino_t psi_ino;
+
+static int psi_open(void)
+{
+	int fd = nw_fd_hide(open(psi_path(), O_RDONLY | O_CLOEXEC)), cur = -1;
+	struct stat st;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st)) {
+		close(fd);
+		return -1;
+	}
+	/* Two samplers (one past the 1 s takeover): the first one's stays. */
+	if (!__atomic_compare_exchange_n(&psi_fd, &cur, -2, false,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+		close(fd);
+		return cur;
+	}
+	psi_dev = st.st_dev;
+	psi_ino = st.st_ino;
+	__atomic_store_n(&psi_fd, fd, __ATOMIC_RELEASE);
+	return fd;
+}
+
+/*
+ * Still the pressure file? A program that closes fds it did not open
+ * (close_range, closefrom) may have closed it, and its number may name
+ * the program's own file since: then it is forgotten, never closed.
+ */
+static bool psi_still_ours(int fd)
+{
+	struct stat st;
+
+	if (!fstat(fd, &st) && st.st_dev == psi_dev && st.st_ino == psi_ino)
+		return true;
+	__atomic_compare_exchange_n(&psi_fd, &fd, -1, false, __ATOMIC_RELAXED,
+				    __ATOMIC_RELAXED);
+	return false;
+}
+
+/*
+ * The pressure file's text into buf (NUL-terminated): bytes or -1. One
+ * pread at offset 0 of the kept fd: a seq_file starts over there, and
+ * PSI's show brings the totals up to date. A read that fails on an fd no
+ * longer ours is made again on a fresh open.
+ */
+static ssize_t read_psi(char *buf, size_t len)
+{
+	int fd = __atomic_load_n(&psi_fd, __ATOMIC_ACQUIRE);
+	ssize_t n;
+
+	for (int tries = 0; tries < 2; tries++) {
+		if (fd == -1)
+			fd = psi_open();
+		if (fd < 0) /* -2: another sampler is opening it */
+			return read_proc(psi_path(), buf, len);
+		n = pread(fd, buf, len - 1, 0);
+		if (n > 0) {
+			buf[n] = 0;
+			return n;
+		}
+		if (psi_still_ours(fd))
+			return -1;
+		fd = -1;
+	}
+	return -1;
+}
+
+/*
  * The "some" line of the pressure file: its total= in microseconds (the
  * kernel brings it up to date when the file is read), or -1.
  */
@@ -134,7 +214,7 @@ static long long psi_some_total(void)
 	char buf[256], *p;
 	long long total = 0;
 
-	if (read_proc(psi_path(), buf, sizeof(buf)) < 0)
+	if (read_psi(buf, sizeof(buf)) < 0)
 		return -1;
 	p = strstr(buf, "some");
 	p = p ? strstr(p, "total=") : NULL;

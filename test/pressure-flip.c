@@ -11,12 +11,20 @@
  *   busy all through the load;
  * - free again within 300 ms of the load ending (not avg10's 10-20 s),
  *   and not before the load's trace has decayed for a few windows;
+ * - the file is read through one fd kept open in the engine's high range;
+ *   closed behind the engine's back and its number reused by the program,
+ *   the program's file stays open and the verdict follows the file again
+ *   through a fresh fd;
  * - a missing file falls back to /proc/loadavg (either verdict) without
  *   failing.
  * The io_uring engine is not involved: both engine runs do the same.
  */
+#include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <string.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include "helpers.h"
 #include "nowait-hook.h"
 
@@ -69,12 +77,54 @@ static long long run(unsigned long long *now, unsigned long long dur,
 	return flip;
 }
 
+/* The fd, other than skip, whose link names f; -1 if none, fails if two. */
+static int fd_naming(const char *f, int skip)
+{
+	char link[64], target[PATH_MAX];
+	struct dirent *de;
+	int found = -1, n;
+	DIR *d = opendir("/proc/self/fd");
+
+	T_ASSERT(d != NULL);
+	while ((de = readdir(d))) {
+		int fd = atoi(de->d_name);
+		ssize_t len;
+
+		if (de->d_name[0] == '.' || fd == skip || fd == dirfd(d))
+			continue;
+		n = snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		T_ASSERT_LT(n, (int)sizeof(link));
+		len = readlink(link, target, sizeof(target) - 1);
+		if (len < 0)
+			continue;
+		target[len] = 0;
+		if (strcmp(target, f))
+			continue;
+		T_ASSERT_EQ(found, -1);
+		found = fd;
+	}
+	closedir(d);
+	return found;
+}
+
+/* The engine's fd range starts here (fdhigh.c); 0: no range. */
+static int high_base(void)
+{
+	struct rlimit rl;
+
+	T_ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	if (rl.rlim_cur / 2 <= 3)
+		return 0;
+	return rl.rlim_cur / 2 > 65536 ? 65536 : (int)(rl.rlim_cur / 2);
+}
+
 int main(void)
 {
 	unsigned long long now = T0;
 	long long flip;
 	bool busy = true;
-	int fd;
+	char own[sizeof(path) + 32];
+	int fd, kept;
 
 	snprintf(path, sizeof(path), "/tmp/nowait-pressure-%d", (int)getpid());
 	fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
@@ -98,11 +148,32 @@ int main(void)
 	T_ASSERT_EQ(run(&now, 500 * MS, 150, &busy), -1);
 	T_ASSERT(!busy);
 
+	/* One fd, kept open and high, reads the file for every sample. */
+	kept = fd_naming(path, -1);
+	T_ASSERT_GE(kept, high_base());
+
+	/*
+	 * A program that closes fds it did not open, then gets that number
+	 * for a file of its own: the engine must not close it, and reads the
+	 * pressure file again through a fresh fd (the load below is seen).
+	 */
+	T_ASSERT_EQ(close(kept), 0);
+	snprintf(own, sizeof(own), "%s.own", path);
+	fd = open(own, O_CREAT | O_EXCL | O_RDONLY | O_CLOEXEC, 0600);
+	T_ASSERT_GE(fd, 0);
+	T_ASSERT_EQ(unlink(own), 0);
+	strcat(own, " (deleted)");
+	T_ASSERT_EQ(dup2(fd, kept), kept);
+	close(fd);
+
 	/* A load (100% stalled): busy within one 20 ms window, throughout. */
 	flip = run(&now, LOAD_NS, 1000, &busy);
 	T_ASSERT(busy);
 	T_ASSERT_GE(flip, 0);
 	T_ASSERT_LE(flip, 45 * MS);
+	T_ASSERT_EQ(fd_naming(own, -1), kept);
+	T_ASSERT_EQ(close(kept), 0);
+	T_ASSERT_GE(fd_naming(path, kept), high_base());
 
 	/* Load ends: free again within a few hundred ms, not at once. */
 	flip = run(&now, 3000 * MS, 0, &busy);
