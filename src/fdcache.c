@@ -314,7 +314,7 @@ struct nw_pollfd *nw_fdcache_get(struct nw_ring *ring, int fd, bool create)
 void nw_fdcache_reset(struct nw_pollfd *pfd)
 {
 	nw_pfd_store(&pfd->kind, NW_FD_UNKNOWN);
-	pfd->sock_type = 0;
+	nw_pfd_store(&pfd->sock_type, 0);
 	nw_pfd_store(&pfd->in_idle, false);
 	nw_pfd_store(&pfd->out_idle, false);
 	nw_pfd_store(&pfd->in_seq, pfd->in_seq + 1);
@@ -342,23 +342,19 @@ void nw_fd_set_kind(struct nw_ring *ring, int fd, int kind)
 	if (pfd) {
 		nw_pfd_store(&pfd->kind, (unsigned char)kind);
 		if (kind == NW_FD_UNKNOWN)
-			pfd->sock_type = 0;
+			nw_pfd_store(&pfd->sock_type, 0);
 		else
 			nw_fd_seen(ring, pfd);
 	}
 	pthread_mutex_unlock(&ring->poll_lock);
 }
 
+/* Without poll_lock (nw_fdcache_peek): a receive asks at each call. */
 int nw_fd_sock_type(struct nw_ring *ring, int fd)
 {
-	struct nw_pollfd *pfd;
-	int type;
+	struct nw_pollfd *pfd = nw_fdcache_peek(ring, fd);
 
-	pthread_mutex_lock(&ring->poll_lock);
-	pfd = nw_fdcache_get(ring, fd, false);
-	type = pfd ? pfd->sock_type : 0;
-	pthread_mutex_unlock(&ring->poll_lock);
-	return type;
+	return pfd ? nw_pfd_load(&pfd->sock_type) : 0;
 }
 
 void nw_fd_set_sock_type(struct nw_ring *ring, int fd, int type)
@@ -368,7 +364,7 @@ void nw_fd_set_sock_type(struct nw_ring *ring, int fd, int type)
 	pthread_mutex_lock(&ring->poll_lock);
 	pfd = nw_fdcache_get(ring, fd, true);
 	if (pfd) {
-		pfd->sock_type = (signed char)type;
+		nw_pfd_store(&pfd->sock_type, (signed char)type);
 		nw_fd_seen(ring, pfd);
 	}
 	pthread_mutex_unlock(&ring->poll_lock);

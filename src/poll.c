@@ -456,7 +456,7 @@ static struct nw_pollfd *pollfd_twin(struct nw_ring *ring,
 	if (pollfd_watch(ring, dpfd))
 		return NULL;
 	nw_pfd_store(&dpfd->kind, pfd->kind);
-	dpfd->sock_type = pfd->sock_type;
+	nw_pfd_store(&dpfd->sock_type, pfd->sock_type);
 	return dpfd;
 }
 
