@@ -42,7 +42,7 @@ void nw_pollfd_fire(struct nw_io *io, unsigned int events,
 struct nw_list *nw_poll_bucket(struct nw_ring *ring, uint64_t user_data);
 /* A POLL_ADD/POLL_REMOVE SQE's event mask (io_poll_parse_events). */
 unsigned int nw_poll_parse_events(const struct io_uring_sqe *sqe);
-/* CLOCK_MONOTONIC in nanoseconds (the watches' re-check, pollverify.c). */
+/* CLOCK_MONOTONIC_COARSE in ns (the watches' re-check, pollverify.c). */
 long long nw_poll_now_ns(void);
 /* Post a multishot event CQE (F_MORE) on the submit side, if still so. */
 void nw_poll_mshot_post(struct nw_req *req, unsigned int ready);
