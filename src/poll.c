@@ -199,7 +199,9 @@ void nw_poll_park(struct nw_ring *ring, struct nw_pollfd *pfd,
 	req->poll_drain = false;
 	nw_parks++;
 	nw_list_add_tail(&req->poll_node, &pfd->parked);
-	__atomic_add_fetch(&ring->nr_parked, 1, __ATOMIC_RELAXED);
+	/* Written under poll_lock only, read without it: no lock prefix. */
+	__atomic_store_n(&ring->nr_parked, ring->nr_parked + 1,
+			 __ATOMIC_RELAXED);
 	if (req->flags & NW_REQ_F_POLL_ADD) {
 		nw_list_add_tail(&nw_poll_ring_of(req)->hash_node,
 				 nw_poll_bucket(ring, req->user_data));
@@ -228,7 +230,8 @@ void nw_poll_unpark(struct nw_ring *ring, struct nw_req *req)
 		__atomic_sub_fetch(&ring->nr_sync_parked, 1, __ATOMIC_RELAXED);
 		__atomic_sub_fetch(&nw_poll_syncs_parked, 1, __ATOMIC_RELAXED);
 	}
-	__atomic_sub_fetch(&ring->nr_parked, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&ring->nr_parked, ring->nr_parked - 1,
+			 __ATOMIC_RELAXED);
 	if ((req->flags & NW_REQ_F_POLL_ADD) && nw_poll_ring_of(req)->target) {
 		__atomic_sub_fetch(&nw_poll_ring_of(req)->target->ring_pollers,
 				   1, __ATOMIC_RELAXED);
