@@ -22,6 +22,7 @@ struct nw_pollfd {
 	struct nw_io io; /* its watch in the ring's loop (poll.c) */
 	int fd;
 	bool watched;		/* in the epoll set, as far as we know */
+	bool lazy;		/* parked on unwatched: not verified (poll.c) */
 	bool owned;		/* the ring is on the fd's owner record */
 	unsigned char kind;	/* enum nw_fd_kind, 0 until learnt */
 	signed char sock_type;	/* SO_TYPE of a socket, 0 until learnt */

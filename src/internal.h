@@ -182,6 +182,8 @@ struct nw_req {
 	unsigned char poll_snap;
 	/* Set by prep: a program's write runs its turns at once (reactor.c). */
 	bool sync_wake;
+	/* Parked by a submit on an fd not watched yet (poll.c's park_lazy). */
+	bool poll_lazy;
 	pid_t task_tid; /* the thread that submitted it (signals go there) */
 	uint64_t seq;	/* which use of this request struct (cancel identity) */
 	struct nw_req *ltimeout; /* the LINK_TIMEOUT guarding it, if armed */
@@ -323,6 +325,7 @@ struct nw_ring {
 		poll_hash[NW_POLL_HASH]; /* parked POLL_ADDs by user_data */
 	unsigned int nr_parked;
 	unsigned int nr_sync_parked;  /* of them sync_wake ones (atomic) */
+	unsigned int nr_lazy;	      /* of them poll_lazy ones (poll_lock) */
 	pthread_mutex_t reactor_lock; /* held by the harvesting thread */
 	pthread_mutex_t reactor_mu;   /* guards the fields below */
 	pthread_cond_t reactor_cv;
@@ -533,5 +536,18 @@ int nw_register(struct nw_ring *ring, unsigned int opcode, void *arg,
 int nw_register_blind(unsigned int opcode, void *arg, unsigned int nr_args);
 /* The register opcode's name, or NULL (the trace's). */
 const char *nw_register_name(unsigned int opcode);
+
+/*
+ * A DEFER_TASKRUN ring completes only in enter, but someone must notice
+ * readiness meanwhile when that is observable: a registered eventfd,
+ * IORING_SQ_TASKRUN (TASKRUN_FLAG), or a poll of the ring's fd
+ * (io_uring_poll reports queued task work).
+ */
+static inline bool nw_ring_observed(struct nw_ring *ring)
+{
+	return READ_ONCE(ring->evfd) >= 0 ||
+	       (ring->flags & IORING_SETUP_TASKRUN_FLAG) ||
+	       __atomic_load_n(&ring->poll_activated, __ATOMIC_ACQUIRE);
+}
 
 #endif /* NW_INTERNAL_H */

@@ -42,6 +42,10 @@ void nw_pollfd_fire(struct nw_io *io, unsigned int events,
 struct nw_list *nw_poll_bucket(struct nw_ring *ring, uint64_t user_data);
 /* A POLL_ADD/POLL_REMOVE SQE's event mask (io_poll_parse_events). */
 unsigned int nw_poll_parse_events(const struct io_uring_sqe *sqe);
+/* Watch pfd's fd if not yet (epoll). 0 or -errno. Under poll_lock. */
+int nw_pollfd_watch(struct nw_ring *ring, struct nw_pollfd *pfd);
+/* An edge woke req on pfd: the snapshot its reissue uses. poll_lock. */
+void nw_pollfd_snap(struct nw_pollfd *pfd, struct nw_req *req);
 /* CLOCK_MONOTONIC_COARSE in ns (the watches' re-check, pollverify.c). */
 long long nw_poll_now_ns(void);
 /* Post a multishot event CQE (F_MORE) on the submit side, if still so. */

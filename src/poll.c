@@ -77,6 +77,7 @@ long long nw_poll_now_ns(void)
 
 static unsigned long stat_reissue;
 __thread unsigned int nw_parks __attribute__((tls_model("initial-exec")));
+__thread bool nw_park_lazy __attribute__((tls_model("initial-exec")));
 unsigned int nw_poll_adds_parked;  /* in the process (nw_reactor_sync_wake) */
 unsigned int nw_poll_syncs_parked; /* the same */
 
@@ -157,7 +158,7 @@ void nw_poll_drained(struct nw_req *req)
 }
 
 /* Watch pfd's fd on first use; later watches are checked by the reactor. */
-static int pollfd_watch(struct nw_ring *ring, struct nw_pollfd *pfd)
+int nw_pollfd_watch(struct nw_ring *ring, struct nw_pollfd *pfd)
 {
 	int r;
 
@@ -197,6 +198,7 @@ void nw_poll_park(struct nw_ring *ring, struct nw_pollfd *pfd,
 	req->park_gen = __atomic_load_n(&ring->submit_gen, __ATOMIC_RELAXED);
 	req->poll_canceled = false;
 	req->poll_drain = false;
+	req->poll_lazy = false;
 	nw_parks++;
 	nw_list_add_tail(&req->poll_node, &pfd->parked);
 	/* Written under poll_lock only, read without it: no lock prefix. */
@@ -223,6 +225,11 @@ void nw_poll_unpark(struct nw_ring *ring, struct nw_req *req)
 	nw_list_del(&req->poll_node);
 	if (nw_list_empty(&req->pfd->parked))
 		nw_list_del(&req->pfd->busy_node);
+	if (req->poll_lazy) {
+		req->poll_lazy = false;
+		__atomic_store_n(&ring->nr_lazy, ring->nr_lazy - 1,
+				 __ATOMIC_RELAXED);
+	}
 	if (req->flags & NW_REQ_F_POLL_ADD) {
 		nw_list_del(&nw_poll_ring_of(req)->hash_node);
 		__atomic_sub_fetch(&nw_poll_adds_parked, 1, __ATOMIC_RELAXED);
@@ -237,6 +244,33 @@ void nw_poll_unpark(struct nw_ring *ring, struct nw_req *req)
 				   1, __ATOMIC_RELAXED);
 		nw_poll_ring_of(req)->target = NULL;
 	}
+}
+
+/*
+ * A submit's park on a pipe or socket never watched, on a DEFER_TASKRUN
+ * ring whose readiness nobody observes, stays unwatched: pollverify.c says
+ * why and who tries it again. Under poll_lock; true when parked.
+ */
+static bool park_lazy(struct nw_ring *ring, struct nw_pollfd *pfd,
+		      struct nw_req *req, unsigned int mask)
+{
+	if (!nw_park_lazy || pfd->watched || pfd->target ||
+	    (pfd->kind != NW_FD_STREAM && pfd->kind != NW_FD_SOCKET) ||
+	    (req->flags & (NW_REQ_F_POLL_ADD | NW_REQ_F_MSHOT)) ||
+	    req->sync_wake || *edge_seq(pfd, mask) != req->poll_seq)
+		return false;
+	nw_poll_park(ring, pfd, req, mask);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* the membarrier's pair */
+	if (nw_ring_observed(ring)) {
+		nw_poll_unpark(ring, req);
+		return false;
+	}
+	nw_fd_seen(ring, pfd); /* its close must reach us all the same */
+	nw_parks--;	       /* no harvest for it at the batch's end */
+	req->poll_lazy = true;
+	pfd->lazy = true;
+	__atomic_store_n(&ring->nr_lazy, ring->nr_lazy + 1, __ATOMIC_RELAXED);
+	return true;
 }
 
 int nw_poll_arm(struct nw_req *req, unsigned int mask)
@@ -265,7 +299,9 @@ int nw_poll_arm_fd(struct nw_req *req, int fd, unsigned int mask)
 		pfd = nw_fdcache_get(ring, fd, true);
 	if (!pfd)
 		goto aborted;
-	if (pollfd_watch(ring, pfd)) {
+	if (park_lazy(ring, pfd, req, mask))
+		goto parked;
+	if (nw_pollfd_watch(ring, pfd)) {
 		/* epoll refuses regular files: a worker, bounded class. */
 		req->flags |= NW_REQ_F_REG_FILE;
 		goto aborted;
@@ -285,6 +321,7 @@ int nw_poll_arm_fd(struct nw_req *req, int fd, unsigned int mask)
 		nw_pfd_store(&pfd->out_idle, true);
 	}
 	nw_poll_park(ring, pfd, req, mask);
+parked:
 	pthread_mutex_unlock(&ring->poll_lock);
 	return NW_POLL_OK;
 aborted:
@@ -313,7 +350,7 @@ static bool evfd_self_wake(struct nw_ring *ring, struct nw_pollfd *pfd,
  * next arm reissues at once) and the fd's kind. Not skipped: an edge came.
  * Only for its own fd: SPLICE's input is looked up again.
  */
-static void pollfd_snap(struct nw_pollfd *pfd, struct nw_req *req)
+void nw_pollfd_snap(struct nw_pollfd *pfd, struct nw_req *req)
 {
 	if (pfd->fd != req->fd || pfd->target)
 		return;
@@ -358,7 +395,7 @@ static void pollfd_event(struct nw_ring *ring, struct nw_pollfd *pfd,
 		if (req->flags & NW_REQ_F_POLL_ADD)
 			nw_poll_ring_of(req)->wake_ev = hit;
 		else
-			pollfd_snap(pfd, req);
+			nw_pollfd_snap(pfd, req);
 		nw_poll_unpark(ring, req);
 		nw_poll_to_ready(ready, req);
 	}
@@ -462,7 +499,7 @@ static struct nw_pollfd *pollfd_twin(struct nw_ring *ring,
 		return NULL;
 	dpfd->watched = false;
 	nw_fdcache_reset(dpfd);
-	if (pollfd_watch(ring, dpfd))
+	if (nw_pollfd_watch(ring, dpfd))
 		return NULL;
 	nw_pfd_store(&dpfd->kind, pfd->kind);
 	nw_pfd_store(&dpfd->sock_type, pfd->sock_type);
@@ -681,37 +718,6 @@ int nw_poll_cancel(struct nw_ring *ring, bool (*match)(struct nw_req *, void *),
 
 /* ---- IORING_OP_POLL_ADD (POLL_REMOVE: pollremove.c) ---- */
 
-/* io_poll_parse_events: the 32-bit mask, plus what is always reported. */
-unsigned int nw_poll_parse_events(const struct io_uring_sqe *sqe)
-{
-	return READ_ONCE(sqe->poll32_events) | NW_POLL_ALWAYS;
-}
-
-int nw_poll_add_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
-{
-	unsigned int flags;
-
-	if (READ_ONCE(sqe->buf_index) || READ_ONCE(sqe->off) ||
-	    READ_ONCE(sqe->addr))
-		return -EINVAL;
-	/* 6.18 accepts no flag but MULTI here (LEVEL included: -EINVAL). */
-	flags = READ_ONCE(sqe->len);
-	if (flags & ~IORING_POLL_ADD_MULTI)
-		return -EINVAL;
-	if ((flags & IORING_POLL_ADD_MULTI) && (req->flags & NW_REQ_F_CQE_SKIP))
-		return -EINVAL;
-	req->poll_mask = nw_poll_parse_events(sqe);
-	req->poll_events = 0;
-	req->poll_arms = 0;
-	req->flags |= NW_REQ_F_POLL_ADD;
-	if (flags & IORING_POLL_ADD_MULTI)
-		req->flags |= NW_REQ_F_MSHOT;
-	nw_poll_ring_of(req)->target = NULL;
-	nw_poll_ring_of(req)->wake_res = 0;
-	nw_poll_ring_of(req)->wake_ev = 0;
-	return 0;
-}
-
 /* Post a multishot event CQE (F_MORE) on the submit side, if still so. */
 void nw_poll_mshot_post(struct nw_req *req, unsigned int ready)
 {
@@ -808,7 +814,7 @@ int nw_poll_add_issue(struct nw_req *req, unsigned int issue_flags)
 		pfd = nw_fdcache_get(ring, req->fd, true);
 		if (!pfd)
 			goto err_unlock;
-		ret = pollfd_watch(ring, pfd);
+		ret = nw_pollfd_watch(ring, pfd);
 		if (ret == -EPERM) { /* no wait queue: a file, a directory */
 			pthread_mutex_unlock(&ring->poll_lock);
 			return poll_add_unwatchable(req, ready);
@@ -845,7 +851,7 @@ int nw_poll_arm_mshot(struct nw_req *req, unsigned int mask)
 		ret = -errno; /* -EBADF: not open */
 		goto out;
 	}
-	ret = pollfd_watch(ring, pfd);
+	ret = nw_pollfd_watch(ring, pfd);
 	if (ret)
 		goto out;
 	req->flags |= NW_REQ_F_MSHOT | NW_REQ_F_TW_QUEUED;

@@ -72,6 +72,16 @@ int nw_poll_cancel(struct nw_ring *ring, bool (*match)(struct nw_req *, void *),
 /* Requests this thread parked so far (the submitter checks for races). */
 extern __thread unsigned int nw_parks
 	__attribute__((tls_model("initial-exec")));
+/*
+ * Set by the submitter of a DEFER_TASKRUN ring while it issues a batch:
+ * its parks may be lazy (poll.c's park_lazy), tried again by the next
+ * GETEVENTS, which nw_poll_take_lazy gives them to.
+ */
+extern __thread bool nw_park_lazy __attribute__((tls_model("initial-exec")));
+/* The lazily parked requests onto *ready (to reissue): their count. */
+unsigned int nw_poll_take_lazy(struct nw_ring *ring, struct nw_list *ready);
+/* The ring's readiness is now observed: watch what is parked lazily. */
+void nw_poll_watch_lazy(struct nw_ring *ring);
 /* The reissue counter: requests reissued because data raced in. */
 unsigned long nw_stat_reissue(void);
 void nw_poll_count_reissue(void);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
+ * POLL_ADD's prep (its issue and park are poll.c's), and
  * IORING_OP_POLL_REMOVE (io_uring/poll.c io_poll_remove): find a parked
  * POLL_ADD by user_data in ring->poll_hash and cancel it, or update its
  * mask and user_data and arm it again (nw_poll_add_issue). A multishot
@@ -9,6 +10,41 @@
 #include <errno.h>
 #include "poll-int.h"
 #include "complete.h"
+
+/* ---- IORING_OP_POLL_ADD's prep ---- */
+
+/* io_poll_parse_events: the 32-bit mask, plus what is always reported. */
+unsigned int nw_poll_parse_events(const struct io_uring_sqe *sqe)
+{
+	return READ_ONCE(sqe->poll32_events) | (NW_POLLERR | NW_POLLHUP);
+}
+
+int nw_poll_add_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
+{
+	unsigned int flags;
+
+	if (READ_ONCE(sqe->buf_index) || READ_ONCE(sqe->off) ||
+	    READ_ONCE(sqe->addr))
+		return -EINVAL;
+	/* 6.18 accepts no flag but MULTI here (LEVEL included: -EINVAL). */
+	flags = READ_ONCE(sqe->len);
+	if (flags & ~IORING_POLL_ADD_MULTI)
+		return -EINVAL;
+	if ((flags & IORING_POLL_ADD_MULTI) && (req->flags & NW_REQ_F_CQE_SKIP))
+		return -EINVAL;
+	req->poll_mask = nw_poll_parse_events(sqe);
+	req->poll_events = 0;
+	req->poll_arms = 0;
+	req->flags |= NW_REQ_F_POLL_ADD;
+	if (flags & IORING_POLL_ADD_MULTI)
+		req->flags |= NW_REQ_F_MSHOT;
+	nw_poll_ring_of(req)->target = NULL;
+	nw_poll_ring_of(req)->wake_res = 0;
+	nw_poll_ring_of(req)->wake_ev = 0;
+	return 0;
+}
+
+/* ---- IORING_OP_POLL_REMOVE ---- */
 
 struct nw_poll_update {
 	uint64_t old_user_data, new_user_data;

@@ -6,6 +6,26 @@
  * reactor's harvest calls this every NW_POLL_VERIFY_NS while something is
  * parked, each fd backing off to NW_VERIFY_MAX_NS; what was parked on a
  * stale watch is reissued, a bounded delay instead of a hang.
+ *
+ * And the lazy parks (poll.c's park_lazy). A DEFER_TASKRUN ring posts
+ * only in GETEVENTS, where the kernel's task work reissues what its fds'
+ * wake-ups queued. A read or write that its submit parks on a pipe or
+ * socket never watched yet parks unwatched: no EPOLL_CTL_ADD, no epoll
+ * wake-up inside the writer's system call, no harvest. The next
+ * GETEVENTS (wait.c's defer_look, any driver's nw_reactor_run) tries it
+ * again through nw_poll_take_lazy, in the order they parked, and one
+ * still not ready parks watched then, as before, so an fd costs at most
+ * one attempt more before its watch. Not while the ring's readiness is
+ * observed (a registered eventfd, TASKRUN_FLAG, a poll of its fd: the
+ * reactor thread must see the fd become ready), and never off the submit
+ * (a worker, a continuation run in the wait). An observer that comes
+ * later has what is lazy watched (nw_poll_watch_lazy): the eventfd's
+ * registration under poll_lock, a poll of the ring's fd after
+ * ring_activate's membarrier, which the park's nr_parked store, made
+ * before it looks for observers, pairs with. The one thing it changes:
+ * such requests that all became ready before one GETEVENTS complete in
+ * the order they parked; the kernel's follow the order of the wake-ups,
+ * which nothing but a watch could tell.
  * Locks: under poll_lock.
  */
 #include "poll-int.h"
@@ -38,8 +58,8 @@ void nw_poll_verify(struct nw_ring *ring, struct nw_list *ready)
 		struct nw_list *pos, *tmp;
 		int r;
 
-		if (now < pfd->verify_due_ns)
-			continue;
+		if (now < pfd->verify_due_ns || (pfd->lazy && !pfd->watched))
+			continue; /* not due, or not watched: nothing to check */
 		if (pfd->verify_ivl_ns < NW_VERIFY_MAX_NS)
 			pfd->verify_ivl_ns *= 2;
 		pfd->verify_due_ns = now + pfd->verify_ivl_ns;
@@ -61,4 +81,73 @@ void nw_poll_verify(struct nw_ring *ring, struct nw_list *ready)
 			nw_poll_to_ready(ready, req);
 		}
 	}
+}
+
+/*
+ * Lazily parked requests, on whichever fd they wait now (a close may have
+ * moved them to a dup), onto *ready with the snapshot of a wake-up: the
+ * kernel's task work would reissue them now had their fds woken them, in
+ * the order they parked. Takes poll_lock.
+ */
+unsigned int nw_poll_take_lazy(struct nw_ring *ring, struct nw_list *ready)
+{
+	struct nw_list *bpos, *btmp, *pos, *tmp;
+	unsigned int n = 0;
+
+	pthread_mutex_lock(&ring->poll_lock);
+	nw_list_for_each_safe(bpos, btmp, &ring->busy_pfds) {
+		struct nw_pollfd *pfd =
+			nw_list_entry(bpos, struct nw_pollfd, busy_node);
+
+		if (!ring->nr_lazy)
+			break;
+		pfd->lazy = false;
+		nw_list_for_each_safe(pos, tmp, &pfd->parked) {
+			struct nw_req *req =
+				nw_list_entry(pos, struct nw_req, poll_node);
+
+			if (!req->poll_lazy)
+				continue;
+			nw_poll_unpark(ring, req);
+			nw_pollfd_snap(pfd, req);
+			nw_poll_to_ready(ready, req);
+			n++;
+		}
+	}
+	pthread_mutex_unlock(&ring->poll_lock);
+	return n;
+}
+
+/*
+ * The ring's readiness became observed (a registered eventfd, a poll of
+ * its fd): the fds of lazily parked requests are watched now, so that the
+ * reactor thread sees them become ready (an fd ready already is reported
+ * by the watch's first harvest). Takes poll_lock.
+ */
+void nw_poll_watch_lazy(struct nw_ring *ring)
+{
+	struct nw_list *bpos, *btmp, *pos, *tmp;
+
+	pthread_mutex_lock(&ring->poll_lock);
+	nw_list_for_each_safe(bpos, btmp, &ring->busy_pfds) {
+		struct nw_pollfd *pfd =
+			nw_list_entry(bpos, struct nw_pollfd, busy_node);
+		unsigned int lazy = 0;
+
+		if (!ring->nr_lazy)
+			break;
+		nw_list_for_each_safe(pos, tmp, &pfd->parked)
+			lazy += nw_list_entry(pos, struct nw_req, poll_node)
+					->poll_lazy;
+		/* Left lazy if refused: the next GETEVENTS tries them. */
+		if (!lazy || nw_pollfd_watch(ring, pfd))
+			continue;
+		pfd->lazy = false;
+		nw_list_for_each_safe(pos, tmp, &pfd->parked)
+			nw_list_entry(pos, struct nw_req, poll_node)
+				->poll_lazy = false;
+		__atomic_store_n(&ring->nr_lazy, ring->nr_lazy - lazy,
+				 __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&ring->poll_lock);
 }

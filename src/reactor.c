@@ -148,6 +148,20 @@ static void run_ready(struct nw_ring *ring, struct nw_harvest *h)
 	}
 }
 
+bool nw_reactor_run_lazy(struct nw_ring *ring)
+{
+	struct nw_harvest h;
+
+	h.ring = ring;
+	h.mode = NW_RUN_DRIVER;
+	h.nr_mshot = 0;
+	nw_list_init(&h.ready);
+	if (!nw_poll_take_lazy(ring, &h.ready))
+		return false;
+	run_ready(ring, &h);
+	return true;
+}
+
 int nw_reactor_run(struct nw_ring *ring, const struct timespec *timeout,
 		   const sigset_t *sig, int mode)
 {
@@ -166,6 +180,11 @@ int nw_reactor_run(struct nw_ring *ring, const struct timespec *timeout,
 	 * With requests parked, wake up to check the watches now and then
 	 * (a waiter blocks every signal between its sleeps: wait.c).
 	 */
+	/* Lazily parked requests first, without a look at epoll (poll.c). */
+	if (mode == NW_RUN_DRIVER &&
+	    unlikely(__atomic_load_n(&ring->nr_lazy, __ATOMIC_RELAXED)) &&
+	    nw_reactor_run_lazy(ring))
+		return 0;
 	if ((__atomic_load_n(&ring->nr_parked, __ATOMIC_RELAXED) ||
 	     (mode == NW_RUN_BG &&
 	      __atomic_load_n(&ring->exit_check, __ATOMIC_RELAXED))) &&
@@ -467,19 +486,6 @@ void nw_reactor_sync_wake(bool settle)
 	nw_in_engine--;
 }
 
-/*
- * A DEFER_TASKRUN ring completes only in enter, but someone must notice
- * readiness meanwhile when that is observable: a registered eventfd,
- * IORING_SQ_TASKRUN (TASKRUN_FLAG), or a poll of the ring's fd
- * (io_uring_poll reports queued task work).
- */
-static bool defer_reactor_wanted(struct nw_ring *ring)
-{
-	return READ_ONCE(ring->evfd) >= 0 ||
-	       (ring->flags & IORING_SETUP_TASKRUN_FLAG) ||
-	       __atomic_load_n(&ring->poll_activated, __ATOMIC_ACQUIRE);
-}
-
 void nw_reactor_ensure(struct nw_ring *ring)
 {
 	pthread_attr_t attr;
@@ -488,7 +494,7 @@ void nw_reactor_ensure(struct nw_ring *ring)
 
 	if (__atomic_load_n(&ring->bg_running, __ATOMIC_ACQUIRE) ||
 	    !nw_loop_ready(&ring->loop) ||
-	    (ring->lockless_cq && !defer_reactor_wanted(ring)))
+	    (ring->lockless_cq && !nw_ring_observed(ring)))
 		return;
 	pthread_mutex_lock(&ring->reactor_mu);
 	if (!ring->bg_running) {

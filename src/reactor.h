@@ -21,8 +21,14 @@ enum nw_run_mode {
  * Harvest readiness once and continue what became ready. Called by a
  * waiter in enter, the submitter right after a batch that parked requests
  * (timeout zero: the reissue check), or the ring's reactor thread.
- * Returns events handled, 0 on time-out, or -EINTR / -errno.
+ * Returns events handled, 0 on time-out, or -EINTR / -errno. A driver's
+ * call with requests parked lazily (poll.c) only tries those again: 0.
  */
+/*
+ * A driver (reactor_lock held) tries again what the ring's submits parked
+ * lazily, as task work would after their wake-ups: true if there was any.
+ */
+bool nw_reactor_run_lazy(struct nw_ring *ring);
 int nw_reactor_run(struct nw_ring *ring, const struct timespec *timeout,
 		   const sigset_t *sig, int mode);
 /*

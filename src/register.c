@@ -20,6 +20,7 @@
 #include "ringmem.h"
 #include "rsrc.h"
 #include "cancel.h"
+#include "poll.h"
 #include "sqpoll.h"
 #include "creds.h"
 #include "kbuf.h"
@@ -103,8 +104,10 @@ static int eventfd_register(struct nw_ring *ring, void *arg,
 	WRITE_ONCE(ring->evfd, own);
 	nw_submit_unlock(ring);
 	/* DEFER_TASKRUN: readiness of what is parked must now signal it. */
-	if (ring->lockless_cq)
+	if (ring->lockless_cq) {
+		nw_poll_watch_lazy(ring);
 		nw_reactor_ensure(ring);
+	}
 	return 0;
 }
 

@@ -306,6 +306,9 @@ int nw_ring_watch_open(int ring_fd)
 		ret = ring_activate(t);
 	if (ret)
 		return ret;
+	/* After ring_activate's membarrier: a lazy park sees it or is seen. */
+	if (__atomic_load_n(&t->nr_parked, __ATOMIC_RELAXED))
+		nw_poll_watch_lazy(t);
 	fd = nw_fd_hide(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
 	if (fd < 0)
 		return -errno;

@@ -40,6 +40,8 @@ static void start_drivers(struct nw_ring *ring)
 		nw_reactor_ensure(ring);
 	if (unlikely(t)) {
 		nw_poll_activated = NULL;
+		nw_poll_watch_lazy(
+			t); /* observed now: the reactor must see it */
 		nw_reactor_ensure(t);
 	}
 }
@@ -669,6 +671,7 @@ int nw_submit_sqes(struct nw_ring *ring, unsigned int nr)
 	__atomic_store_n(&ring->submit_gen, ring->submit_gen + 1,
 			 __ATOMIC_RELAXED);
 	nw_cq_begin_batch(ring);
+	nw_park_lazy = ring->lockless_cq && !ring->forked;
 	if (ring->cq_room && !ring->link_head && !ring->drain_active &&
 	    !nw_traced(ring) && !ring->restricted) {
 		left -= submit_fast_run(ring, left);
@@ -704,6 +707,7 @@ int nw_submit_sqes(struct nw_ring *ring, unsigned int nr)
 	} while (--left);
 
 out:
+	nw_park_lazy = false;
 	submit_end(ring, parks_before);
 	ret -= left;
 	if (!ret && no_req)

@@ -184,22 +184,31 @@ static void run_task_work(struct nw_ring *ring)
 static void defer_look(struct nw_ring *ring)
 {
 	static const struct timespec zero;
+	bool lazy, look;
 
-	if (!ring->lockless_cq || (nw_sighold_cur && nw_sighold_cur->looked) ||
+	if (!ring->lockless_cq ||
 	    !__atomic_load_n(&ring->nr_parked, __ATOMIC_RELAXED) ||
-	    !nw_loop_ready(&ring->loop) ||
+	    !nw_loop_ready(&ring->loop))
+		return;
+	/* What the submits parked lazily is tried first (poll.c). */
+	lazy = __atomic_load_n(&ring->nr_lazy, __ATOMIC_RELAXED);
+	look = !(nw_sighold_cur && nw_sighold_cur->looked);
+	if ((!lazy && !look) ||
 	    __atomic_exchange_n(&ring->driver, 1, __ATOMIC_ACQUIRE))
 		return;
 	nw_reactor_drive_begin(ring);
+	if (lazy)
+		nw_reactor_run_lazy(ring);
 	/*
 	 * The kernel's task work has every wake-up there was: a full batch
 	 * means more events wait, looked at now rather than after the wait's
 	 * signal mask and spin decision (pipes: 128 ready reads).
 	 */
-	for (int i = 0; i < NW_DEFER_LOOKS; i++)
+	for (int i = 0; look && i < NW_DEFER_LOOKS &&
+			__atomic_load_n(&ring->nr_parked, __ATOMIC_RELAXED);
+	     i++)
 		if (nw_reactor_run(ring, &zero, NULL, NW_RUN_DRIVER) <
-			    NW_LOOP_BATCH ||
-		    !__atomic_load_n(&ring->nr_parked, __ATOMIC_RELAXED))
+		    NW_LOOP_BATCH)
 			break;
 	nw_reactor_drive_end(ring);
 	__atomic_store_n(&ring->driver, 0, __ATOMIC_RELEASE);
