@@ -378,7 +378,8 @@ void nw_rw_cleanup(struct nw_req *req)
 }
 
 /* Drop n transferred bytes from the front of the iovecs. */
-static void iov_advance(struct nw_rw *rw, size_t n)
+static __attribute__((always_inline)) inline void iov_advance(struct nw_rw *rw,
+							      size_t n)
 {
 	rw->done += n;
 	while (n && rw->nr_iov) {
@@ -449,9 +450,12 @@ static void sigpipe_to_submitter(struct nw_req *req)
 	errno = saved;
 }
 
-/* One preadv2/pwritev2. Returns n or -errno. */
-static ssize_t rw_call(struct nw_req *req, struct nw_rw *rw, int *kind,
-		       int flags)
+/*
+ * One preadv2/pwritev2. Returns n or -errno. Inline in the nonblocking
+ * issue, the hot one: a read on a pipe is this call and little else.
+ */
+static __attribute__((always_inline)) inline ssize_t
+rw_call(struct nw_req *req, struct nw_rw *rw, int *kind, int flags)
 {
 	off_t pos;
 	ssize_t n;
