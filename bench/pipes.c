@@ -16,8 +16,11 @@
  * that reads, for "empty" first the RWF_NOWAIT attempt that finds the
  * pipe empty (EAGAIN), then after the writes the preadv2 that reads. The
  * writes are the workload's own, the same for every engine. What the
- * engine makes per round on top (the epoll_pwait2 that learns the pipes
- * became readable) is its overhead over the floor.
+ * engine makes per round on top is its overhead over the floor: on a
+ * plain ring (--flags=none) the epoll_pwait2 that learns the pipes
+ * became readable; on the default DEFER_TASKRUN ring none, as the
+ * "empty" reads park unwatched and GETEVENTS tries them again
+ * (src/pollverify.c), but the fstat of the wait's ring lookup.
  */
 #include <errno.h>
 #include <stdio.h>
