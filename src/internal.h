@@ -182,6 +182,8 @@ struct nw_req {
 	unsigned char poll_snap;
 	/* Set by prep: a program's write runs its turns at once (reactor.c). */
 	bool sync_wake;
+	/* Set by prep (rw.c): a try with no wake-up only says EAGAIN again. */
+	bool lazy_ok;
 	/* Parked by a submit on an fd not watched yet (poll.c's park_lazy). */
 	bool poll_lazy;
 	pid_t task_tid; /* the thread that submitted it (signals go there) */

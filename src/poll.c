@@ -254,7 +254,7 @@ void nw_poll_unpark(struct nw_ring *ring, struct nw_req *req)
 static bool park_lazy(struct nw_ring *ring, struct nw_pollfd *pfd,
 		      struct nw_req *req, unsigned int mask)
 {
-	if (!nw_park_lazy || pfd->watched || pfd->target ||
+	if (!nw_park_lazy || !req->lazy_ok || pfd->watched || pfd->target ||
 	    (pfd->kind != NW_FD_STREAM && pfd->kind != NW_FD_SOCKET) ||
 	    (req->flags & (NW_REQ_F_POLL_ADD | NW_REQ_F_MSHOT)) ||
 	    req->sync_wake || *edge_seq(pfd, mask) != req->poll_seq)

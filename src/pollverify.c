@@ -9,8 +9,10 @@
  *
  * And the lazy parks (poll.c's park_lazy). A DEFER_TASKRUN ring posts
  * only in GETEVENTS, where the kernel's task work reissues what its fds'
- * wake-ups queued. A read or write that its submit parks on a pipe or
- * socket never watched yet parks unwatched: no EPOLL_CTL_ADD, no epoll
+ * wake-ups queued. A read or write (READ, WRITE and their vectored and
+ * fixed forms: rw.c's prep sets lazy_ok; an attempt without a wake-up
+ * only says EAGAIN again) that its submit parks on a pipe or socket never
+ * watched yet parks unwatched: no EPOLL_CTL_ADD, no epoll
  * wake-up inside the writer's system call, no harvest. The next
  * GETEVENTS (wait.c's defer_look, any driver's nw_reactor_run) tries it
  * again through nw_poll_take_lazy, in the order they parked, and one

@@ -250,6 +250,7 @@ static int rw_prep(struct nw_req *req, const struct io_uring_sqe *sqe,
 	rw->off = READ_ONCE(sqe->off);
 	rw->rw_flags = (int)READ_ONCE(sqe->rw_flags);
 	rw->write = write;
+	req->lazy_ok = true; /* its park may be lazy (pollverify.c) */
 	if (!(req->sqe_flags & IOSQE_FIXED_FILE))
 		req->fd = nw_ring_fd_as_file(req->fd); /* no read, no write */
 	rw->flags_ok = false;

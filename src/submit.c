@@ -328,7 +328,7 @@ static int init_req(struct nw_ring *ring, struct nw_req *req,
 	__atomic_store_n(&req->ltimeout, NULL, __ATOMIC_RELAXED);
 	__atomic_store_n(&req->seq, ++ring->req_seq, __ATOMIC_RELAXED);
 	req->poll_arms = req->poll_events = req->poll_snap = 0;
-	req->sync_wake = false;
+	req->sync_wake = req->lazy_ok = false;
 	if (ring->cqe_shift == 5)
 		req->big[0] = req->big[1] = 0;
 
