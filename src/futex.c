@@ -29,6 +29,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
@@ -45,7 +46,8 @@
 #define FX_VALID     (FX_SIZE_MASK | FX_NUMA | FX_MPOL | FX_PRIVATE)
 #define FX_VEC_MAX   128U /* FUTEX_WAITV_MAX */
 #define FX_ANY	     0xffffffffU
-#define FX_SPINS     20000 /* yields while waiting for a worker */
+#define FX_YIELDS    200 /* yields while waiting for a worker, then naps */
+#define FX_WAIT_NS   2000000000LL /* of naps at most (a starved worker) */
 
 #ifndef SYS_futex_waitv
 #define SYS_futex_waitv 449
@@ -369,25 +371,50 @@ static bool fx_queued(struct fx_wait *w)
 }
 
 /*
+ * Wait until ready(w): a few yields (the worker is usually there at
+ * once), then naps of 20 us, for FX_WAIT_NS of wall-clock time at most.
+ * A bound of time, not of yields: on a loaded machine a woken or new
+ * worker may not run for milliseconds, and 20,000 yields that each
+ * return at once were sometimes shorter than that (the wake counted a
+ * claimed worker still queued in the kernel, futex-op's "2 vs 1").
+ */
+static bool fx_until(bool (*ready)(struct fx_wait *w), struct fx_wait *w)
+{
+	struct timespec nap = {0, 20000}, now;
+	long long end = 0;
+
+	for (unsigned int i = 0;; i++) {
+		if (ready(w))
+			return true;
+		if (i < FX_YIELDS) {
+			sched_yield();
+			continue;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (!end)
+			end = nw_ts_ns(&now) + FX_WAIT_NS;
+		else if (nw_ts_ns(&now) > end)
+			return false;
+		nanosleep(&nap, NULL);
+	}
+}
+
+/* The worker sleeps in the kernel on its words, or has left already. */
+static bool fx_asleep(struct fx_wait *w)
+{
+	return __atomic_load_n(&w->entered, __ATOMIC_ACQUIRE) &&
+	       (!__atomic_load_n(&w->in_kernel, __ATOMIC_ACQUIRE) ||
+		fx_queued(w));
+}
+
+/*
  * Wait, bounded, until the worker sleeps in the kernel: a wake-up from
  * any thread after the submit then finds it. The request cannot complete
  * meanwhile: its completion waits for the submit side, which this is.
  */
 static void fx_handshake(struct fx_wait *w)
 {
-	int i = 0;
-
-	for (; i < FX_SPINS; i++) {
-		if (__atomic_load_n(&w->entered, __ATOMIC_ACQUIRE))
-			break;
-		sched_yield();
-	}
-	for (; i < FX_SPINS; i++) {
-		if (!__atomic_load_n(&w->in_kernel, __ATOMIC_ACQUIRE) ||
-		    fx_queued(w))
-			return;
-		sched_yield();
-	}
+	fx_until(fx_asleep, w);
 }
 
 static int fx_start(struct nw_req *req, struct fx_wait *w)
@@ -455,14 +482,19 @@ static int fx_match(const struct fx_wait *w, uint64_t uaddr, bool priv,
 	return -1;
 }
 
-/* A claimed worker out of the kernel's queue of the word (bounded). */
+static bool fx_out(struct fx_wait *w)
+{
+	return !__atomic_load_n(&w->in_kernel, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * A claimed worker out of the kernel's queue of the word (bounded): the
+ * kick's wake-up takes only the kick's entry off, its other words' stay
+ * queued until it runs, and a wake of the word would count it again.
+ */
 static void fx_drain(struct fx_wait *w)
 {
-	for (int i = 0; i < FX_SPINS; i++) {
-		if (!__atomic_load_n(&w->in_kernel, __ATOMIC_ACQUIRE))
-			return;
-		sched_yield();
-	}
+	fx_until(fx_out, w);
 }
 
 /*
