@@ -5,7 +5,12 @@
  * at exit or on SIGUSR2. Latencies go into log-linear buckets (8 per
  * power of two: a percentile is known to within about 9%), reported at
  * the bucket's upper bound. Output goes to NOWAIT_STATS_FILE (appended),
- * or standard error.
+ * or standard error. The file is opened once, at the first ring's setup
+ * (on the program's thread), and kept at a high number (fdhigh.c): a
+ * ring's table is written when the ring is released, which may be on an
+ * engine thread at any moment, and a file opened there for each report
+ * took the lowest free number, then closed it: a number the program could
+ * close and get back from open() meanwhile, and lose (test/stats-fd.c).
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -14,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "stats.h"
+#include "fdhigh.h"
 #include "opdef.h"
 
 #define NB_SUB	  8
@@ -36,6 +42,7 @@ static int stats_mode; /* 0 off, 1 table, 2 json */
 static struct nw_stats *all_stats;
 static bool exit_reported; /* the exit report ran: rings freed after, quietly */
 static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
+static FILE *out; /* the report's stream (stats_open), written under all_lock */
 static const char *const path_names[NR_PATHS] = {
 	"inline", "parked", "reissued", "worker", "linked",
 };
@@ -167,19 +174,19 @@ static void report_ring(FILE *f, const struct nw_stats *st, bool json)
 static FILE *out_open(void)
 {
 	const char *path = getenv("NOWAIT_STATS_FILE");
+	FILE *f;
 	int fd;
 
 	if (!path || !*path)
 		return stderr;
-	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-	return fd >= 0 ? fdopen(fd, "a") : NULL;
-}
-
-static void out_close(FILE *f)
-{
-	fflush(f);
-	if (f != stderr)
-		fclose(f);
+	fd = nw_fd_hide(
+		open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+	if (fd < 0)
+		return NULL;
+	f = fdopen(fd, "a");
+	if (!f)
+		close(fd);
+	return f;
 }
 
 /*
@@ -189,15 +196,11 @@ static void out_close(FILE *f)
  */
 static void report_all(bool from_signal)
 {
-	FILE *f = out_open();
-
-	if (!f)
+	if (!out)
 		return;
 	if (from_signal ? pthread_mutex_trylock(&all_lock)
-			: pthread_mutex_lock(&all_lock)) {
-		out_close(f);
+			: pthread_mutex_lock(&all_lock))
 		return;
-	}
 	if (!from_signal)
 		exit_reported = true;
 	for (struct nw_stats *st = all_stats; st; st = st->next) {
@@ -206,12 +209,12 @@ static void report_all(bool from_signal)
 
 		if (lock)
 			pthread_mutex_lock(&st->ring->submit_lock);
-		report_ring(f, st, stats_mode == 2);
+		report_ring(out, st, stats_mode == 2);
 		if (lock)
 			pthread_mutex_unlock(&st->ring->submit_lock);
 	}
+	fflush(out);
 	pthread_mutex_unlock(&all_lock);
-	out_close(f);
 }
 
 static void report(void)
@@ -233,6 +236,7 @@ static void stats_open(void)
 	if (!v || !*v || !strcmp(v, "0"))
 		return;
 	stats_mode = !strcmp(v, "json") ? 2 : 1;
+	out = out_open();
 	atexit(report);
 	if (!sigaction(SIGUSR2, NULL, &old) && old.sa_handler == SIG_DFL &&
 	    !(old.sa_flags & SA_SIGINFO)) {
@@ -274,7 +278,6 @@ void nw_stats_ring(struct nw_ring *ring)
 void nw_stats_ring_gone(struct nw_ring *ring)
 {
 	struct nw_stats *st = ring->stats, **pp;
-	FILE *f;
 
 	if (!st)
 		return;
@@ -283,9 +286,9 @@ void nw_stats_ring_gone(struct nw_ring *ring)
 		;
 	if (*pp)
 		*pp = st->next;
-	if (!exit_reported && (f = out_open())) {
-		report_ring(f, st, stats_mode == 2);
-		out_close(f);
+	if (!exit_reported && out) {
+		report_ring(out, st, stats_mode == 2);
+		fflush(out);
 	}
 	pthread_mutex_unlock(&all_lock);
 	for (unsigned int op = 0; op < NW_OP_LAST; op++)
