@@ -174,24 +174,6 @@ static int run_one(const struct t_calls *c, const uint8_t *data, size_t size,
 	return first;
 }
 
-/*
- * The "bad" addresses past the arena must stay bad: fuzzenv.c unmaps the
- * page there, and a ring's mapping (one engine's, not the other's) may be
- * placed into that hole, so that the same SQE reads ring memory on one
- * side and faults on the other. A PROT_NONE page holds the place.
- */
-static void guard_arena_end(const uint8_t *data, size_t size)
-{
-	struct fz_env env;
-
-	fz_env_open(&env, data, size);
-	if (mmap(env.arena + FZ_ARENA, 4096, PROT_NONE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1,
-		 0) == MAP_FAILED)
-		fprintf(stderr, "diff-fuzz: the arena's guard page: %m\n");
-	fz_env_close(&env);
-}
-
 /* Report mode: the first input of each kind of difference, to replay. */
 static void save_kind(unsigned int op, int kres, int nres, const uint8_t *data,
 		      size_t size)
@@ -232,7 +214,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (fd >= 0)
 			close(fd);
 		load_allowlist();
-		guard_arena_end(data, size);
 	}
 	if (!kernel_ok)
 		return 0;

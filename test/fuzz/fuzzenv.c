@@ -62,8 +62,14 @@ void fz_init(void)
 		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (arena == MAP_FAILED)
 		abort();
-	/* The page after the arena is unmapped: "bad" addresses land there. */
-	munmap(arena + FZ_ARENA, 4096);
+	/*
+	 * The page after the arena is inaccessible: "bad" addresses land
+	 * there. PROT_NONE, not unmapped: a hole is where the next small
+	 * mmap of anyone (a ring's, ASan's own allocator) may be placed,
+	 * and a bad address would then read or write that memory.
+	 */
+	if (mprotect(arena + FZ_ARENA, 4096, PROT_NONE))
+		abort();
 	arena_pattern = malloc(FZ_ARENA);
 	if (!arena_pattern)
 		abort();

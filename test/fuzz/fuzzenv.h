@@ -31,7 +31,7 @@ struct fz_env {
 	int fd[FZ_NFD]; /* by slot; -1 / bad numbers included */
 	int ring_fd;	/* the ring, for SQEs that name it (slot 7) */
 	int ring_fd2;	/* a second ring (MSG_RING's target), or -1 */
-	uint8_t *arena; /* FZ_ARENA bytes, then an unmapped page */
+	uint8_t *arena; /* FZ_ARENA bytes, then a PROT_NONE page */
 	int child;	/* a child process for WAITID, or 0 */
 	int child_pidfd;
 	int pers_id; /* a registered personality, or 0 */
