@@ -109,6 +109,24 @@ static void snapshot_fds(void)
 		closedir(d);
 }
 
+/* An environment fd that cannot be moved into place: what is there. */
+static void fd_lost(int fd, int want)
+{
+	int err = errno;
+	char path[64], what[256];
+	ssize_t n;
+
+	fprintf(stderr, "fuzz: dup2(%d, %d): %s\n", fd, want, strerror(err));
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", i ? want : fd);
+		n = readlink(path, what, sizeof(what) - 1);
+		what[n > 0 ? n : 0] = 0;
+		fprintf(stderr, "fuzz:   fd %d: %s\n", i ? want : fd,
+			n > 0 ? what : "(not open)");
+	}
+	abort();
+}
+
 static void put_fd(struct fz_env *e, int slot, int fd)
 {
 	int want = FZ_FD_BASE + slot;
@@ -119,7 +137,7 @@ static void put_fd(struct fz_env *e, int slot, int fd)
 	}
 	if (fd != want) {
 		if (dup2(fd, want) < 0)
-			abort();
+			fd_lost(fd, want);
 		close(fd);
 	}
 	e->fd[slot] = want;
