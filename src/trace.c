@@ -94,16 +94,23 @@ bool nw_trace_init(void)
 /* The string at a user pointer, at most sizeof(str) - 4 bytes, or "". */
 static void copy_str(char *str, size_t size, const void *uptr)
 {
-	size_t want = size - 4, page = 4096 - ((uintptr_t)uptr & 4095);
+	size_t want = size - 4, page = 4096 - ((uintptr_t)uptr & 4095), n;
 
 	str[0] = '\0';
 	if (!uptr)
 		return;
-	/* A string may end just before an unmapped page: not past it. */
-	if (nw_copy_from_user(str, uptr, want) &&
-	    (page >= want || nw_copy_from_user(str, uptr, page)))
+	/*
+	 * A string may end just before an unmapped page: then up to the
+	 * page's end, not past it (and only then: a string that crosses
+	 * into a mapped page is copied whole).
+	 */
+	if (!nw_copy_from_user(str, uptr, want))
+		n = want;
+	else if (page < want && !nw_copy_from_user(str, uptr, page))
+		n = page;
+	else
 		return;
-	str[want < page ? want : page] = '\0';
+	str[n] = '\0';
 	if (strlen(str) == want)
 		strcpy(str + want, "...");
 }
