@@ -126,6 +126,58 @@ static struct timespec time_left(const struct timespec *deadline)
 	return left;
 }
 
+/*
+ * Does sig's disposition discard it: SIG_IGN, or a default that ignores
+ * (kernel/signal.c sig_handler_ignored)?
+ */
+static bool sig_discarded(int sig)
+{
+	struct sigaction sa;
+
+	if (sigaction(sig, NULL, &sa))
+		return false; /* libc's own (SIGCANCEL...) */
+	if (sa.sa_handler == SIG_IGN)
+		return true;
+	return sa.sa_handler == SIG_DFL && (sig == SIGCHLD || sig == SIGURG ||
+					    sig == SIGWINCH || sig == SIGCONT);
+}
+
+/*
+ * Is a signal pending that the wait's mask lets through? One that the
+ * disposition ignores is dropped instead: the kernel discards such a
+ * signal as it is sent to a task that does not block it (sig_ignored), so
+ * it never ends the kernel's wait, but the engine held every signal (the
+ * submit part, the wait between its sleeps), so it was queued, and a
+ * sleep that let it in would say EINTR for it: the SIGPIPE of a WRITE into
+ * a pipe without readers, at SIG_IGN as servers have it. Called before
+ * every sleep and after every look.
+ */
+static bool signal_waiting(const sigset_t *mask)
+{
+	static const struct timespec zero;
+	sigset_t pending, drop;
+	bool any = false, dropping = false;
+
+	if (sigpending(&pending) < 0 || sigisemptyset(&pending))
+		return false;
+	sigemptyset(&drop);
+	for (int sig = 1; sig < _NSIG; sig++) {
+		if (sigismember(&pending, sig) != 1 ||
+		    sigismember(mask, sig) != 0)
+			continue;
+		if (sig_discarded(sig)) {
+			sigaddset(&drop, sig);
+			dropping = true;
+		} else {
+			any = true;
+		}
+	}
+	/* Every queued instance (a real-time signal may have several). */
+	while (dropping && sigtimedwait(&drop, NULL, &zero) > 0)
+		;
+	return any;
+}
+
 static int sleep_once(int fd, const struct wait_args *wa)
 {
 	struct pollfd pfd = {.fd = fd, .events = POLLIN};
@@ -133,6 +185,7 @@ static int sleep_once(int fd, const struct wait_args *wa)
 	eventfd_t v;
 	int r;
 
+	signal_waiting(wa->sleep_mask); /* drops the ignored ones */
 	if (wa->ea.has_deadline)
 		left = time_left(&wa->ea.deadline);
 	r = ppoll(&pfd, 1, wa->ea.has_deadline ? &left : NULL, wa->sleep_mask);
@@ -272,6 +325,7 @@ static int wait_drive(struct nw_ring *ring, unsigned int target,
 			left = time_left(&wa->ea.deadline);
 		if (wa->ea.has_deadline && !left.tv_sec && !left.tv_nsec)
 			return -ETIME;
+		signal_waiting(wa->sleep_mask); /* drops the ignored ones */
 		ret = nw_reactor_run(ring, wa->ea.has_deadline ? &left : NULL,
 				     wa->sleep_mask, NW_RUN_DRIVER);
 		if (ret < 0)
@@ -304,20 +358,6 @@ static int spin_poll(struct nw_ring *ring, bool drive, int fd,
 	if (r > 0)
 		eventfd_read(fd, &v);
 	return 0;
-}
-
-/* Is a signal pending that the wait's mask lets through? */
-static bool signal_waiting(const sigset_t *mask)
-{
-	sigset_t pending;
-
-	if (sigpending(&pending) < 0)
-		return false;
-	for (int sig = 1; sig < _NSIG; sig++)
-		if (sigismember(&pending, sig) == 1 &&
-		    sigismember(mask, sig) == 0)
-			return true;
-	return false;
 }
 
 /*
