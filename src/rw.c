@@ -432,9 +432,9 @@ static int rw_pos(struct nw_rw *rw, int kind, off_t *pos)
 
 /*
  * A write to a pipe or socket without a reader raised SIGPIPE on this
- * thread. The kernel raises it on the submitting task (its retries run as
- * that task's task_work); engine threads block every signal, so move it
- * there.
+ * thread. The kernel raises it on the submitting task where the write
+ * runs there (inline, or a retry in its task work); engine threads block
+ * every signal, so move it there.
  */
 static void sigpipe_to_submitter(struct nw_req *req)
 {
@@ -452,11 +452,54 @@ static void sigpipe_to_submitter(struct nw_req *req)
 }
 
 /*
- * One preadv2/pwritev2. Returns n or -errno. Inline in the nonblocking
- * issue, the hot one: a read on a pipe is this call and little else.
+ * The write where the kernel's runs in an io-wq worker: a punt (the
+ * blocking attempt, on a worker here too) or IOSQE_ASYNC (whose retries go
+ * back to io-wq, io_req_task_submit). Its SIGPIPE goes to the worker,
+ * which blocks it, so the program never sees it (in any disposition):
+ * blocked here for the call, then taken back.
+ */
+static ssize_t rw_write_hidden(struct nw_req *req, struct nw_rw *rw, off_t pos,
+			       int flags)
+{
+	sigset_t set, old;
+	ssize_t n;
+	bool had;
+	int saved;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &set, &old);
+	had = nw_sigpipe_pending();
+	n = pwritev2(req->fd, rw->iov, (int)rw->nr_iov, pos, flags);
+	saved = errno;
+	if (n < 0 && saved == EPIPE)
+		nw_sigpipe_drop(had);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = saved;
+	return n;
+}
+
+static ssize_t rw_write(struct nw_req *req, struct nw_rw *rw, off_t pos,
+			int flags, bool blocking)
+{
+	ssize_t n;
+
+	if (unlikely(blocking || (req->sqe_flags & IOSQE_ASYNC)))
+		return rw_write_hidden(req, rw, pos, flags);
+	n = pwritev2(req->fd, rw->iov, (int)rw->nr_iov, pos, flags);
+	if (n < 0 && errno == EPIPE)
+		sigpipe_to_submitter(req);
+	return n;
+}
+
+/*
+ * One preadv2/pwritev2 (blocking: on a worker). Returns n or -errno.
+ * Inline in the nonblocking issue, the hot one: a read on a pipe is this
+ * call and little else.
  */
 static __attribute__((always_inline)) inline ssize_t
-rw_call(struct nw_req *req, struct nw_rw *rw, int *kind, int flags)
+rw_call_on(struct nw_req *req, struct nw_rw *rw, int *kind, int flags,
+	   bool blocking)
 {
 	off_t pos;
 	ssize_t n;
@@ -466,14 +509,11 @@ rw_call(struct nw_req *req, struct nw_rw *rw, int *kind, int flags)
 		ret = rw_pos(rw, *kind, &pos);
 		if (ret)
 			return ret;
-		n = rw->write ? pwritev2(req->fd, rw->iov, (int)rw->nr_iov, pos,
-					 flags)
+		n = rw->write ? rw_write(req, rw, pos, flags, blocking)
 			      : preadv2(req->fd, rw->iov, (int)rw->nr_iov, pos,
 					flags);
 		if (n >= 0)
 			return n;
-		if (errno == EPIPE && rw->write)
-			sigpipe_to_submitter(req);
 		if (errno != ESPIPE || pos == -1 || *kind != NW_FD_UNKNOWN)
 			return -errno;
 		/* No pread here: learn what the fd is, then try again. */
@@ -481,6 +521,13 @@ rw_call(struct nw_req *req, struct nw_rw *rw, int *kind, int flags)
 		if (*kind == NW_FD_UNKNOWN || *kind == NW_FD_FILE)
 			return -ESPIPE;
 	}
+}
+
+/* The nonblocking attempt's call (the submitter, the reactor, a driver). */
+static __attribute__((always_inline)) inline ssize_t
+rw_call(struct nw_req *req, struct nw_rw *rw, int *kind, int flags)
+{
+	return rw_call_on(req, rw, kind, flags, false);
 }
 
 /* Is the fd a regular file or block device, where short I/O continues? */
@@ -584,7 +631,7 @@ static int rw_blocking(struct nw_req *req, struct nw_rw *rw)
 		return rw_mode_ok(rw, fcntl(req->fd, F_GETFL)) ? -EINVAL
 							       : -EBADF;
 	for (;;) {
-		n = rw_call(req, rw, &kind, flags);
+		n = rw_call_on(req, rw, &kind, flags, true);
 		/*
 		 * A file without read_iter/write_iter (a directory): the
 		 * system call's loop refuses every flag, the kernel's

@@ -115,33 +115,6 @@ int nw_tee_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 	return splice_common_prep(req, sqe, true);
 }
 
-/* Is a SIGPIPE pending (blocked) for this thread or the process? */
-static bool sigpipe_pending(void)
-{
-	sigset_t set;
-
-	return !sigpending(&set) && sigismember(&set, SIGPIPE) == 1;
-}
-
-/*
- * A writer into a pipe without readers gets SIGPIPE. The kernel's worker
- * blocks every signal, so the program never sees it: take back the one
- * the call raised on this thread (blocked here: see splice_call). One
- * already pending before the call is the program's (the call's merged
- * into it): it stays.
- */
-static void sigpipe_drop(bool was_pending)
-{
-	static const struct timespec zero;
-	sigset_t set;
-
-	if (was_pending)
-		return;
-	sigemptyset(&set);
-	sigaddset(&set, SIGPIPE);
-	sigtimedwait(&set, NULL, &zero);
-}
-
 /*
  * splice(2) refuses an offset on a pipe (-ESPIPE) before it checks the
  * files' modes; io_uring calls do_splice, which checks the modes first:
@@ -196,19 +169,19 @@ static ssize_t splice_call(struct nw_req *req, struct nw_splice *sp,
 	ssize_t n;
 
 	if (!inline_thread) {
-		had = sigpipe_pending();
+		had = nw_sigpipe_pending();
 		n = splice_syscall(req, sp, flags);
 		if (n == -EPIPE)
-			sigpipe_drop(had);
+			nw_sigpipe_drop(had);
 		return n;
 	}
 	sigemptyset(&set);
 	sigaddset(&set, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &set, &old);
-	had = sigpipe_pending();
+	had = nw_sigpipe_pending();
 	n = splice_syscall(req, sp, flags);
 	if (n == -EPIPE)
-		sigpipe_drop(had);
+		nw_sigpipe_drop(had);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return n;
 }

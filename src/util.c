@@ -53,6 +53,25 @@ void nw_sighold_release(struct nw_sighold *sh)
 	sh->held = false;
 }
 
+bool nw_sigpipe_pending(void)
+{
+	sigset_t set;
+
+	return !sigpending(&set) && sigismember(&set, SIGPIPE) == 1;
+}
+
+void nw_sigpipe_drop(bool was_pending)
+{
+	static const struct timespec zero;
+	sigset_t set;
+
+	if (was_pending)
+		return;
+	sigemptyset(&set);
+	sigaddset(&set, SIGPIPE);
+	sigtimedwait(&set, NULL, &zero);
+}
+
 int nw_err(long r)
 {
 	return r < 0 ? -errno : (int)r;

@@ -51,6 +51,17 @@ extern __thread struct nw_sighold *nw_sighold_cur
 void nw_sighold_block(struct nw_sighold *sh);
 void nw_sighold_release(struct nw_sighold *sh);
 
+/*
+ * A writer into a pipe or socket without readers gets SIGPIPE, which the
+ * kernel's io-wq worker takes itself, blocked: where the kernel's write
+ * runs there, the engine's call runs with SIGPIPE blocked and takes back
+ * the one it raised (nw_sigpipe_drop), unless one was already pending
+ * before the call (nw_sigpipe_pending: the program's, the call's merged
+ * into it), which stays.
+ */
+bool nw_sigpipe_pending(void);
+void nw_sigpipe_drop(bool was_pending);
+
 /* Read user memory that the kernel would copy_from_user: -EFAULT, not a
  * crash, on a bad pointer. */
 int nw_copy_from_user(void *dst, const void *src, size_t len);

@@ -200,6 +200,11 @@ static void run_checks(void)
 		{D_IGN, true, false, false, 0},
 		{D_HANDLER, true, false, false, 0},
 		{D_HANDLER, true, true, false, DEFER},
+		{D_DFL, false, false, true, 0},
+		{D_DFL, false, true, true, DEFER},
+		{D_HANDLER, false, false, true, 0},
+		{D_HANDLER, false, true, true, 0},
+		{D_IGN, false, false, true, DEFER},
 	};
 
 	unsigned int failed = 0;
