@@ -6,7 +6,10 @@
  * (the opcode takes no file, so IOSQE_FIXED_FILE does not apply), len the
  * op, off the target fd, addr its struct epoll_event, copied at prep
  * unless the op is EPOLL_CTL_DEL (-EFAULT for a bad pointer, even with an
- * op that the call then rejects). The result is the system call's. The
+ * op that the call then rejects). The result is the system call's, but
+ * for a target that is a ring's fd: the kernel's ring file is pollable,
+ * the memfd is not (-EPERM), so the checks after the kernel's poll test
+ * are made by hand (nw_loop_ctl_ring) and only an ADD stays -EPERM. The
  * kernel tries it nonblocking and punts to io-wq when the epoll set's
  * mutex is contended; epoll_ctl does not block here, so it runs inline.
  * The call itself is loop.c's (the only file that calls epoll).
@@ -59,6 +62,9 @@ int nw_epctl_issue(struct nw_req *req, unsigned int issue_flags)
 	struct nw_epctl *ep = nw_req_cmd(req, struct nw_epctl);
 	int ret = nw_loop_ctl(ep->epfd, ep->op, ep->fd, &ep->ev);
 
+	/* A ring's fd: the kernel's is pollable, the memfd is not. */
+	if (ret == -EPERM && nw_is_ring_fd(ep->fd))
+		ret = nw_loop_ctl_ring(ep->epfd, ep->op, &ep->ev);
 	if (ret < 0)
 		return ret;
 	req->res = 0;

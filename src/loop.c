@@ -177,6 +177,42 @@ int nw_loop_ctl(int epfd, int op, int fd, const struct nw_ep_event *ev)
 	return epoll_ctl(epfd, op, fd, &e) < 0 ? -errno : 0;
 }
 
+/*
+ * The epoll_ctl checks that follow the target's poll test (EPERM for a
+ * memfd), in the kernel's order, for a target that is pollable and no
+ * epoll set (do_epoll_ctl): the epfd must be another file and a set, then
+ * the EPOLLEXCLUSIVE rules, then the op. A DEL of the engine's anon
+ * epoll fd, never in a program's set, tells whether epfd is a set
+ * (ENOENT) without touching it; a ring's fd as epfd fails there too, as
+ * the kernel's f == tf does.
+ */
+int nw_loop_ctl_ring(int epfd, int op, const struct nw_ep_event *ev)
+{
+	const uint32_t ok = EPOLLIN | EPOLLOUT | EPOLLERR | EPOLLHUP |
+			    EPOLLWAKEUP | EPOLLET | EPOLLEXCLUSIVE;
+	int anon = nw_loop_anon_fd();
+	uint32_t events;
+
+	if (anon < 0)
+		return -EPERM;
+	if (epoll_ctl(epfd, EPOLL_CTL_DEL, anon, NULL) == 0)
+		return -EINVAL; /* epfd is the anon fd itself: f == tf */
+	if (errno != ENOENT)
+		return -errno; /* EBADF, EINVAL */
+	memcpy(&events, ev->bytes, sizeof(events));
+	if (op != EPOLL_CTL_DEL && (events & EPOLLEXCLUSIVE) &&
+	    (op == EPOLL_CTL_MOD || (op == EPOLL_CTL_ADD && (events & ~ok))))
+		return -EINVAL;
+	switch (op) {
+	case EPOLL_CTL_ADD:
+		return -EPERM; /* no set can hold the memfd */
+	case EPOLL_CTL_DEL:
+	case EPOLL_CTL_MOD:
+		return -ENOENT; /* nor does one */
+	}
+	return -EINVAL;
+}
+
 int nw_loop_wait_user(int epfd, void *events, int maxevents, bool block)
 {
 	int n = epoll_wait(epfd, events, maxevents, block ? -1 : 0);

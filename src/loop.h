@@ -97,6 +97,14 @@ bool nw_loop_ctl_has_event(int op);
 /* epoll_ctl(epfd, op, fd, ev) on the program's epfd: 0 or -errno. */
 int nw_loop_ctl(int epfd, int op, int fd, const struct nw_ep_event *ev);
 /*
+ * The rest of epoll_ctl's answer for a target that is a ring's fd (the
+ * kernel's ring file is pollable, nowait's memfd is not: the call said
+ * -EPERM): -EBADF or -EINVAL for epfd, the EPOLLEXCLUSIVE rules, an
+ * unknown op; -ENOENT for DEL and MOD (no set holds it), and -EPERM for
+ * an ADD, which the kernel would do and the engine cannot.
+ */
+int nw_loop_ctl_ring(int epfd, int op, const struct nw_ep_event *ev);
+/*
  * epoll_wait on the program's epfd into the program's events array (the
  * call writes it, -EFAULT for a bad one), without waiting unless block:
  * the count, or -errno.

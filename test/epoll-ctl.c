@@ -6,7 +6,8 @@
  * pointer -EFAULT), the system call's own errors in the CQE, a failure
  * breaking its link, and the probe. A ring fd added to an epoll set gives
  * what the plain epoll_ctl gives on it (the kernel's ring fd is pollable;
- * nowait's is a memfd, -EPERM: readiness of the ring fd is another part).
+ * nowait's is a memfd, -EPERM: readiness of the ring fd is another part);
+ * every other error for a ring's fd is the kernel's, on both engines.
  */
 #include <fcntl.h>
 #include <unistd.h>
@@ -218,6 +219,47 @@ static void test_ring_fd(struct t_ring *r, int epfd)
 		T_ASSERT_EQ(epctl(r, epfd, EPOLL_CTL_DEL, r->fd, 0, 0), 0);
 }
 
+/*
+ * Every other answer for a ring's fd is the kernel's, whose ring file is
+ * pollable: the checks after the poll test (epfd another file and a set,
+ * EPOLLEXCLUSIVE's rules, the op) in do_epoll_ctl's order, the same on
+ * both engines (diff-fuzz found nowait's -EPERM for them).
+ */
+static void test_ring_fd_errors(struct t_ring *r, int epfd)
+{
+	int p[2], closed;
+
+	T_ASSERT_EQ(pipe(p), 0);
+	closed = dup(p[0]);
+	close(closed);
+	/* The epoll fd: bad, no set, the ring itself. */
+	T_ASSERT_EQ(epctl(r, closed, EPOLL_CTL_ADD, r->fd, EPOLLIN, 0), -EBADF);
+	T_ASSERT_EQ(epctl(r, p[1], EPOLL_CTL_ADD, r->fd, EPOLLIN, 0), -EINVAL);
+	T_ASSERT_EQ(epctl(r, p[1], 200, r->fd, EPOLLIN, 0), -EINVAL);
+	T_ASSERT_EQ(epctl(r, p[1], EPOLL_CTL_DEL, r->fd, 0, 0), -EINVAL);
+	T_ASSERT_EQ(epctl(r, r->fd, EPOLL_CTL_ADD, r->fd, EPOLLIN, 0), -EINVAL);
+	T_ASSERT_EQ(epctl(r, r->fd, EPOLL_CTL_DEL, r->fd, 0, 0), -EINVAL);
+	/* A set that does not hold it; an unknown op. */
+	T_ASSERT_EQ(epctl(r, epfd, EPOLL_CTL_DEL, r->fd, 0, 0), -ENOENT);
+	T_ASSERT_EQ(epctl(r, epfd, EPOLL_CTL_MOD, r->fd, EPOLLIN, 0), -ENOENT);
+	T_ASSERT_EQ(epctl(r, epfd, 200, r->fd, EPOLLIN, 0), -EINVAL);
+	T_ASSERT_EQ(epctl(r, epfd, 0, r->fd, EPOLLIN, 0), -EINVAL);
+	/* EPOLLEXCLUSIVE: never with MOD, on ADD only with its few bits. */
+	T_ASSERT_EQ(epctl(r, epfd, EPOLL_CTL_MOD, r->fd,
+			  EPOLLIN | EPOLLEXCLUSIVE, 0),
+		    -EINVAL);
+	T_ASSERT_EQ(epctl(r, epfd, EPOLL_CTL_ADD, r->fd,
+			  EPOLLIN | EPOLLPRI | EPOLLEXCLUSIVE, 0),
+		    -EINVAL);
+	T_ASSERT_EQ(epctl(r, epfd, EPOLL_CTL_ADD, r->fd,
+			  EPOLLIN | EPOLLONESHOT | EPOLLEXCLUSIVE, 0),
+		    -EINVAL);
+	T_ASSERT_EQ(epctl(r, epfd, 200, r->fd, EPOLLIN | EPOLLEXCLUSIVE, 0),
+		    -EINVAL);
+	close(p[0]);
+	close(p[1]);
+}
+
 static void test_probe(struct t_ring *r)
 {
 	struct {
@@ -247,6 +289,7 @@ int main(void)
 	test_errors(&r, epfd);
 	test_link_and_copy(&r, epfd);
 	test_ring_fd(&r, epfd);
+	test_ring_fd_errors(&r, epfd);
 	close(epfd);
 	t_ring_exit(&r);
 	return T_EXIT_PASS;
