@@ -3,6 +3,7 @@
  * protocol around it (io_uring/net.c's zerocopy half and notif.c).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -30,7 +31,28 @@
 	 NW_SEND_ZC_REPORT_USAGE | NW_SEND_VECTORIZED)
 #define NW_NOTIF_USAGE_ZC_COPIED (1U << 31)
 
-enum { NW_ZC_NOTIF = 1, NW_ZC_REPORT = 2, NW_ZC_SOCK_OK = 4 };
+/*
+ * NW_ZC_BUF_FAULT: the registered buffer's lookup failed at prep; the
+ * kernel imports it at issue (REQ_F_IMPORT_BUFFER), so its -EFAULT comes
+ * after the file's lookup there, and for SEND_ZC after the socket's
+ * checks too (nw_zc_issue).
+ */
+enum {
+	NW_ZC_NOTIF = 1,
+	NW_ZC_REPORT = 2,
+	NW_ZC_SOCK_OK = 4,
+	NW_ZC_BUF_FAULT = 8,
+};
+
+/* A registered buffer's lookup: its -EFAULT waits for the issue. */
+static int zc_buf_result(struct nw_sr *sr, int ret)
+{
+	if (ret == -EFAULT) {
+		sr->zc |= NW_ZC_BUF_FAULT;
+		return 0;
+	}
+	return ret;
+}
 
 /* io_send_zc_prep's head, up to the notification's arming. */
 static int zc_prep_head(struct nw_req *req, struct nw_sr *sr,
@@ -81,7 +103,8 @@ static int send_zc_body(struct nw_req *req, struct nw_sr *sr,
 		ret = nw_sr_buf_prep(sr, sqe);
 		if (ret || !(sr->flags & NW_RECVSEND_FIXED_BUF))
 			return ret;
-		return nw_rsrc_buffer_get(req, idx, addr, len);
+		return zc_buf_result(sr,
+				     nw_rsrc_buffer_get(req, idx, addr, len));
 	}
 	if (len > NW_UIO_MAXIOV)
 		return -EINVAL;
@@ -89,7 +112,8 @@ static int send_zc_body(struct nw_req *req, struct nw_sr *sr,
 	ret = nw_msg_import_iov(sr, (void *)(uintptr_t)addr, len);
 	if (ret || !(sr->flags & NW_RECVSEND_FIXED_BUF))
 		return ret;
-	return nw_rsrc_buffer_get_vec(req, idx, sr->iov, sr->nr_iov);
+	return zc_buf_result(
+		sr, nw_rsrc_buffer_get_vec(req, idx, sr->iov, sr->nr_iov));
 }
 
 int nw_send_zc_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
@@ -112,8 +136,9 @@ int nw_sendmsg_zc_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 	ret = nw_msg_prep(req, sr, (void *)(uintptr_t)READ_ONCE(sqe->addr));
 	if (ret || !(sr->flags & NW_RECVSEND_FIXED_BUF))
 		return ret;
-	return nw_rsrc_buffer_get_vec(req, READ_ONCE(sqe->buf_index), sr->iov,
-				      sr->nr_iov);
+	return zc_buf_result(
+		sr, nw_rsrc_buffer_get_vec(req, READ_ONCE(sqe->buf_index),
+					   sr->iov, sr->nr_iov));
 }
 
 /* SOCK_SUPPORT_ZC: TCP and UDP over IPv4 and IPv6. 0 or -errno. */
@@ -137,6 +162,10 @@ int nw_zc_issue(struct nw_req *req, unsigned int issue_flags)
 {
 	struct nw_sr *sr = nw_req_cmd(req, struct nw_sr);
 
+	/* io_sendmsg_zc imports before it looks at the socket. */
+	if (unlikely(sr->zc & NW_ZC_BUF_FAULT) &&
+	    req->opcode == IORING_OP_SENDMSG_ZC)
+		return fcntl(req->fd, F_GETFD) < 0 ? -EBADF : -EFAULT;
 	if (!(sr->zc & NW_ZC_SOCK_OK)) {
 		int ret = zc_sock_check(req->fd);
 
@@ -144,6 +173,8 @@ int nw_zc_issue(struct nw_req *req, unsigned int issue_flags)
 			return ret;
 		sr->zc |= NW_ZC_SOCK_OK;
 	}
+	if (unlikely(sr->zc & NW_ZC_BUF_FAULT))
+		return -EFAULT; /* io_send_zc: after the socket's checks */
 	return nw_sr_issue_plain(req, sr, issue_flags);
 }
 

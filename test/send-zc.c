@@ -283,6 +283,59 @@ static void test_fixed(struct t_ring *r)
 	close(s[1]);
 }
 
+/*
+ * A registered buffer is imported at issue, after the file's lookup
+ * (io_assign_file: -EBADF, a fixed slot with no table too): for SEND_ZC
+ * after the socket's checks too (-ENOTSOCK, -EOPNOTSUPP), for SENDMSG_ZC
+ * before them (io_sendmsg_zc imports first). No buffer is registered
+ * here: each import fails -EFAULT. diff-fuzz found nowait's -EFAULT at
+ * prep, before the fixed slot's -EBADF.
+ */
+static void test_fixed_order(struct t_ring *r)
+{
+	struct iovec iov = {txbuf, 10};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	struct io_uring_sqe *sqe;
+	int t[2], u[2], p[2], closed;
+
+	t_tcp_pair(t);
+	T_ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, u), 0);
+	T_ASSERT_EQ(pipe(p), 0);
+	closed = dup(p[0]);
+	close(closed);
+	for (int op = OP_SEND_ZC; op <= OP_SENDMSG_ZC; op++) {
+		const void *a = op == OP_SEND_ZC ? (void *)txbuf : (void *)&mh;
+		unsigned int len = op == OP_SEND_ZC ? 10 : 1;
+		bool msg = op == OP_SENDMSG_ZC;
+
+		sqe = zc_sqe(r, op, 7, a, len, FIXED_BUF, 1);
+		sqe->flags |= IOSQE_FIXED_FILE;
+		T_ASSERT_EQ(t_submit(r), 1);
+		expect_zc(r, 1, -EBADF, 0);
+		zc_sqe(r, op, closed, a, len, FIXED_BUF, 2);
+		T_ASSERT_EQ(t_submit(r), 1);
+		expect_zc(r, 2, -EBADF, 0);
+		zc_sqe(r, op, p[1], a, len, FIXED_BUF, 3);
+		T_ASSERT_EQ(t_submit(r), 1);
+		expect_zc(r, 3, msg ? -EFAULT : -ENOTSOCK, 0);
+		zc_sqe(r, op, u[0], a, len, FIXED_BUF, 4);
+		T_ASSERT_EQ(t_submit(r), 1);
+		expect_zc(r, 4, msg ? -EFAULT : -EOPNOTSUPP, 0);
+		zc_sqe(r, op, t[0], a, len, FIXED_BUF, 5);
+		T_ASSERT_EQ(t_submit(r), 1);
+		expect_zc(r, 5, -EFAULT, 0);
+		zc_sqe(r, op, t[0], a, len, FIXED_BUF | POLL_FIRST, 6);
+		T_ASSERT_EQ(t_submit(r), 1);
+		expect_zc(r, 6, -EFAULT, 0);
+	}
+	close(t[0]);
+	close(t[1]);
+	close(u[0]);
+	close(u[1]);
+	close(p[0]);
+	close(p[1]);
+}
+
 /* A result without F_MORE that a notification still follows. */
 static void expect_then_notif(struct t_ring *r, uint64_t ud, int res)
 {
@@ -364,6 +417,7 @@ static void run(unsigned int flags)
 	test_udp(&r);
 	test_not_zc(&r);
 	test_fixed(&r);
+	test_fixed_order(&r);
 	test_link_cancel(&r);
 	t_ring_exit(&r);
 }
