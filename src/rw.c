@@ -53,6 +53,7 @@ struct nw_rw {
 	bool flags_ok;	  /* rw_init_file's checks passed */
 	int16_t buf_err;  /* a registered buffer's lookup failed: at issue */
 	bool pi;	  /* a PI attribute: refused at issue */
+	bool loop_nowait; /* RWF_NOWAIT on a file of loop_rw_iter's */
 };
 _Static_assert(sizeof(struct nw_rw) <= NW_REQ_CMD_SIZE, "nw_rw too big");
 
@@ -253,7 +254,7 @@ static int rw_prep(struct nw_req *req, const struct io_uring_sqe *sqe,
 	req->lazy_ok = true; /* its park may be lazy (pollverify.c) */
 	if (!(req->sqe_flags & IOSQE_FIXED_FILE))
 		req->fd = nw_ring_fd_as_file(req->fd); /* no read, no write */
-	rw->flags_ok = false;
+	rw->flags_ok = rw->loop_nowait = false;
 	rw->buf_err = 0;
 	rw->done = 0;
 	rw->iov = &rw->fast_iov;
@@ -650,12 +651,34 @@ static int rw_blocking(struct nw_req *req, struct nw_rw *rw)
 	}
 }
 
+/*
+ * RWF_NOWAIT on a file of loop_rw_iter's (rw_nowait_kind): -EAGAIN unless
+ * the file is O_NONBLOCK, whose plain calls do not block and are made
+ * (the loop takes no RWF flags: the kernel's kiocb flags never reach a
+ * plain ->write); the offset's check comes first, as rw_verify_area's.
+ */
+static int rw_loop_nowait(struct nw_req *req, struct nw_rw *rw)
+{
+	int fl = fcntl(req->fd, F_GETFL);
+
+	if (fl < 0)
+		return -errno;
+	if ((int64_t)rw->off < -1)
+		return -EINVAL;
+	if (!(fl & O_NONBLOCK))
+		return -EAGAIN;
+	rw->rw_flags = 0;
+	return rw_blocking(req, rw);
+}
+
 static int rw_issue(struct nw_req *req, struct nw_rw *rw,
 		    unsigned int issue_flags)
 {
 	/* IOPOLL needs O_DIRECT on a polled block device: none of ours. */
 	if (req->ring->flags & IORING_SETUP_IOPOLL)
 		return -EOPNOTSUPP;
+	if (unlikely(rw->loop_nowait))
+		return rw_loop_nowait(req, rw);
 	if (!(issue_flags & NW_ISSUE_F_NONBLOCK))
 		return rw_blocking(req, rw);
 	if (req->ring->punt_all)
@@ -721,27 +744,40 @@ static int rw_issue_select(struct nw_req *req, struct nw_rw *rw,
  * read or write ops first (-EINVAL): a directory, an epoll fd and a ring's
  * have no FMODE_NOWAIT (-EOPNOTSUPP), as rw_no_nowait tells.
  */
-/* Files without FMODE_NOWAIT that the system call cannot tell of. */
-static bool rw_no_nowait(int fd)
+/*
+ * What RWF_NOWAIT meets on a file, where the system call cannot tell:
+ * RW_NOWAIT_NONE, no FMODE_NOWAIT (a directory, an epoll fd, a ring's);
+ * RW_NOWAIT_LOOP, FMODE_NOWAIT but no write_iter, so the kernel's
+ * loop_rw_iter answers -EAGAIN unless the file is O_NONBLOCK (an
+ * eventfd's write: eventfd_write is a plain ->write), where pwritev2
+ * says -EOPNOTSUPP, or 0 for no bytes; else RW_NOWAIT_OK.
+ */
+enum { RW_NOWAIT_OK, RW_NOWAIT_NONE, RW_NOWAIT_LOOP };
+
+static int rw_nowait_kind(int fd, bool write)
 {
 	char path[40], link[32];
 	struct stat st;
 	ssize_t n;
 
 	if (fstat(fd, &st))
-		return false;
+		return RW_NOWAIT_OK;
 	if (S_ISDIR(st.st_mode))
-		return true;
+		return RW_NOWAIT_NONE;
 	if (st.st_mode & S_IFMT)
-		return false;
+		return RW_NOWAIT_OK;
 	/* An anon inode: which one its link says (no fd is opened). */
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	n = readlink(path, link, sizeof(link) - 1);
 	if (n <= 0)
-		return false;
+		return RW_NOWAIT_OK;
 	link[n] = 0;
-	return !strcmp(link, "anon_inode:[eventpoll]") ||
-	       !strcmp(link, "anon_inode:[io_uring]");
+	if (!strcmp(link, "anon_inode:[eventpoll]") ||
+	    !strcmp(link, "anon_inode:[io_uring]"))
+		return RW_NOWAIT_NONE;
+	if (write && !strcmp(link, "anon_inode:[eventfd]"))
+		return RW_NOWAIT_LOOP;
+	return RW_NOWAIT_OK;
 }
 
 static int rw_init_file(struct nw_req *req, struct nw_rw *rw)
@@ -756,8 +792,13 @@ static int rw_init_file(struct nw_req *req, struct nw_rw *rw)
 		return -EOPNOTSUPP;
 	if ((f & RWF_APPEND) && (f & RWF_NOAPPEND))
 		return -EINVAL;
-	if ((f & RWF_NOWAIT) && rw_no_nowait(req->fd))
-		return -EOPNOTSUPP;
+	if (f & RWF_NOWAIT) {
+		int k = rw_nowait_kind(req->fd, rw->write);
+
+		if (k == RW_NOWAIT_NONE)
+			return -EOPNOTSUPP;
+		rw->loop_nowait = k == RW_NOWAIT_LOOP;
+	}
 	if (f & (NW_RWF_ATOMIC | NW_RWF_DONTCACHE)) {
 		bool file = !fstat(req->fd, &st) &&
 			    (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode));

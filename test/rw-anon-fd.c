@@ -6,6 +6,7 @@
  * position: the transfer happens, at any offset. An empty eventfd parks
  * the read until a write. Found by diff-fuzz (a READV at a large offset
  * on the environment's eventfd: the kernel parked, nowait said -ESPIPE).
+ * RWF_NOWAIT on an eventfd's write is the kernel's loop_rw_iter's answer.
  */
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
@@ -58,6 +59,62 @@ static void test_eventfd(struct t_ring *r)
 	close(efd);
 }
 
+/*
+ * RWF_NOWAIT on an eventfd's write: eventfd_write is a plain ->write, no
+ * write_iter, and the kernel's loop_rw_iter refuses IOCB_NOWAIT on a file
+ * without O_NONBLOCK: -EAGAIN, whatever the length, 0 included, and
+ * nothing written; on an O_NONBLOCK one the writes are made (eventfd's
+ * own checks then: a short buffer -EINVAL, a full counter -EAGAIN).
+ * Reads have read_iter: RWF_NOWAIT reads the counter. diff-fuzz found
+ * nowait's 0 for the empty write (pwritev2 returns before its flags).
+ */
+static void test_eventfd_nowait(struct t_ring *r)
+{
+	uint64_t w = 5, v = 0, full = 0xfffffffffffffffeULL;
+	struct iovec iov = {&w, sizeof(w)};
+	struct io_uring_sqe *sqe;
+	int efd = eventfd(0, 0), nb = eventfd(0, EFD_NONBLOCK);
+
+	T_ASSERT_GE(efd, 0);
+	T_ASSERT_GE(nb, 0);
+	for (unsigned int len = 0; len <= 8; len += 4) {
+		sqe = queue_rw(r, IORING_OP_WRITE, efd, &w, len, 0);
+		sqe->rw_flags = RWF_NOWAIT;
+		T_ASSERT_EQ(t_run(r, 1), -EAGAIN);
+		sqe = queue_rw(r, IORING_OP_WRITEV, efd, &iov, 1, 0);
+		sqe->rw_flags = RWF_NOWAIT;
+		T_ASSERT_EQ(t_run(r, 1), -EAGAIN);
+	}
+	sqe = queue_rw(r, IORING_OP_WRITE, efd, &w, 8, 0);
+	sqe->rw_flags = RWF_NOWAIT | RWF_DSYNC;
+	T_ASSERT_EQ(t_run(r, 1), -EAGAIN);
+	/* Nothing was written; without the flag the write goes through. */
+	queue_rw(r, IORING_OP_WRITE, efd, &w, 8, 0);
+	T_ASSERT_EQ(t_run(r, 1), 8);
+	sqe = queue_rw(r, IORING_OP_READ, efd, &v, 8, 0);
+	sqe->rw_flags = RWF_NOWAIT;
+	T_ASSERT_EQ(t_run(r, 1), 8);
+	T_ASSERT_EQ(v, 5);
+
+	sqe = queue_rw(r, IORING_OP_WRITE, nb, &w, 0, 0);
+	sqe->rw_flags = RWF_NOWAIT;
+	T_ASSERT_EQ(t_run(r, 1), 0);
+	sqe = queue_rw(r, IORING_OP_WRITE, nb, &w, 4, 0);
+	sqe->rw_flags = RWF_NOWAIT;
+	T_ASSERT_EQ(t_run(r, 1), -EINVAL);
+	sqe = queue_rw(r, IORING_OP_WRITEV, nb, &iov, 1, 0);
+	sqe->rw_flags = RWF_NOWAIT;
+	T_ASSERT_EQ(t_run(r, 1), 8);
+	T_ASSERT_EQ(read(nb, &v, sizeof(v)), sizeof(v));
+	T_ASSERT_EQ(v, 5);
+	T_ASSERT_EQ(write(nb, &full, sizeof(full)), sizeof(full));
+	sqe = queue_rw(r, IORING_OP_WRITE, nb, &w, 8, 0);
+	sqe->rw_flags = RWF_NOWAIT;
+	T_ASSERT_EQ(t_run(r, 1), -EAGAIN);
+	close(efd);
+	close(nb);
+}
+
 static void test_timerfd(struct t_ring *r)
 {
 	struct itimerspec its = {.it_value = {.tv_nsec = 1000}};
@@ -80,6 +137,7 @@ int main(void)
 	t_watchdog(30);
 	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
 	test_eventfd(&r);
+	test_eventfd_nowait(&r);
 	test_timerfd(&r);
 	t_ring_exit(&r);
 	return T_EXIT_PASS;
