@@ -182,7 +182,10 @@ static int accept_once(struct nw_req *req, struct nw_accept *acc)
  * kernel's first -EAGAIN with REQ_F_NOWAIT). A file epoll refuses (no
  * ->poll) is no socket: the kernel's first attempt says -ENOTSOCK, or
  * where io-wq got it first (POLL_FIRST, IOSQE_ASYNC) io_wq_submit_work
- * refuses a multishot on a file it cannot poll: -EBADFD.
+ * refuses a multishot on a file it cannot poll: -EBADFD. A ring's fd is
+ * no such file in the kernel (io_uring_poll), only here (a memfd): its
+ * accept goes on to -ENOTSOCK (POLL_FIRST: once the ring is readable,
+ * on a DEFER_TASKRUN ring at once; test/fuzz/allowlist.txt).
  */
 static int accept_mshot_arm(struct nw_req *req, struct nw_accept *acc)
 {
@@ -197,8 +200,10 @@ static int accept_mshot_arm(struct nw_req *req, struct nw_accept *acc)
 		return NW_RETRY;
 	}
 	ret = nw_poll_arm_mshot(req, NW_POLLIN);
+	if (ret == -EPERM && (poll_first || acc->wq) && !nw_is_ring_fd(req->fd))
+		return -EBADFD;
 	if (ret == -EPERM)
-		return poll_first || acc->wq ? -EBADFD : -ENOTSOCK;
+		return -ENOTSOCK;
 	return ret ? ret : NW_QUEUED;
 }
 
@@ -288,10 +293,11 @@ int nw_accept_issue(struct nw_req *req, unsigned int issue_flags)
 	if (!(issue_flags & NW_ISSUE_F_NONBLOCK)) {
 		/*
 		 * IOSQE_ASYNC: io-wq refuses a multishot it cannot poll,
-		 * before the issue (io_wq_submit_work), POLL_FIRST or not.
+		 * before the issue (io_wq_submit_work), POLL_FIRST or not;
+		 * a ring's fd it polls (the memfd is a regular file here).
 		 */
 		if ((acc->iou_flags & NW_ACCEPT_MULTISHOT) && acc->wq &&
-		    (req->flags & NW_REQ_F_REG_FILE))
+		    (req->flags & NW_REQ_F_REG_FILE) && !nw_is_ring_fd(req->fd))
 			return -EBADFD;
 		/* Punted as epoll refused the file: POLL_FIRST is -EAGAIN. */
 		if ((acc->iou_flags & NW_ACCEPT_POLL_FIRST) &&

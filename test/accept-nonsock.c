@@ -12,7 +12,10 @@
  * - MULTISHOT on a pipe: -ENOTSOCK at once;
  * - POLL_FIRST (single-shot) on a regular file: the arm fails, io-wq runs
  *   it still unpolled: -EAGAIN; on a pipe made readable: -ENOTSOCK.
- * Found by diff-fuzz (the kernel parked where nowait said -ENOTSOCK).
+ * - MULTISHOT with IOSQE_ASYNC: -EBADFD on a regular file, -ENOTSOCK on
+ *   a ring's own fd, which the kernel can poll.
+ * Found by diff-fuzz (the kernel parked where nowait said -ENOTSOCK; the
+ * kernel's -ENOTSOCK for a ring's fd where nowait said -EBADFD).
  */
 #include <fcntl.h>
 #include <unistd.h>
@@ -22,7 +25,8 @@
 #define ACC_DONTWAIT   (1U << 1)
 #define ACC_POLL_FIRST (1U << 2)
 
-static void queue_accept(struct t_ring *r, int fd, unsigned int flags)
+static struct io_uring_sqe *queue_accept(struct t_ring *r, int fd,
+					 unsigned int flags)
 {
 	struct io_uring_sqe *sqe = t_get_sqe(r);
 
@@ -31,12 +35,32 @@ static void queue_accept(struct t_ring *r, int fd, unsigned int flags)
 	sqe->fd = fd;
 	sqe->ioprio = (uint16_t)flags;
 	sqe->user_data = 1;
+	return sqe;
 }
 
 static int run_accept(struct t_ring *r, int fd, unsigned int flags)
 {
 	queue_accept(r, fd, flags);
 	return t_run(r, 1);
+}
+
+/*
+ * MULTISHOT with IOSQE_ASYNC: io-wq refuses a multishot on a file it
+ * cannot poll (a regular file: -EBADFD) but polls the ring's own fd
+ * (io_uring_poll), so the accept is made: -ENOTSOCK. nowait's ring fd is
+ * a memfd that epoll refuses; diff-fuzz found its -EBADFD there.
+ */
+static void test_async(struct t_ring *r, int file)
+{
+	static const unsigned int fl[] = {ACC_MULTISHOT,
+					  ACC_MULTISHOT | ACC_DONTWAIT};
+
+	for (unsigned int i = 0; i < 2; i++) {
+		queue_accept(r, file, fl[i])->flags = IOSQE_ASYNC;
+		T_ASSERT_EQ(t_run(r, 1), -EBADFD);
+		queue_accept(r, r->fd, fl[i])->flags = IOSQE_ASYNC;
+		T_ASSERT_EQ(t_run(r, 1), -ENOTSOCK);
+	}
 }
 
 int main(void)
@@ -70,6 +94,7 @@ int main(void)
 	t_expect_cqe(&r, 1, -ENOTSOCK);
 	T_ASSERT_EQ(run_accept(&r, p[0], ACC_POLL_FIRST), -ENOTSOCK);
 
+	test_async(&r, f);
 	t_ring_exit(&r);
 	close(f);
 	close(p[0]);
