@@ -659,8 +659,11 @@ static int rw_blocking(struct nw_req *req, struct nw_rw *rw)
  */
 static int rw_loop_nowait(struct nw_req *req, struct nw_rw *rw)
 {
-	int fl = fcntl(req->fd, F_GETFL);
+	int fl;
 
+	if (req->ring->flags & IORING_SETUP_IOPOLL)
+		return -EOPNOTSUPP; /* rw_issue's first answer */
+	fl = fcntl(req->fd, F_GETFL);
 	if (fl < 0)
 		return -errno;
 	if ((int64_t)rw->off < -1)
@@ -677,8 +680,6 @@ static int rw_issue(struct nw_req *req, struct nw_rw *rw,
 	/* IOPOLL needs O_DIRECT on a polled block device: none of ours. */
 	if (req->ring->flags & IORING_SETUP_IOPOLL)
 		return -EOPNOTSUPP;
-	if (unlikely(rw->loop_nowait))
-		return rw_loop_nowait(req, rw);
 	if (!(issue_flags & NW_ISSUE_F_NONBLOCK))
 		return rw_blocking(req, rw);
 	if (req->ring->punt_all)
@@ -827,11 +828,14 @@ int nw_rw_issue(struct nw_req *req, unsigned int issue_flags)
 	/* __io_read selects the buffer before io_rw_init_file. */
 	if (unlikely(req->sqe_flags & IOSQE_BUFFER_SELECT))
 		return rw_issue_select(req, rw, issue_flags);
-	if (unlikely(rw->rw_flags || rw->pi) && !rw->flags_ok) {
-		int ret = rw_init_file(req, rw);
+	if (unlikely(rw->rw_flags || rw->pi)) {
+		int ret = rw->flags_ok ? 0 : rw_init_file(req, rw);
 
 		if (ret)
 			return ret;
+		/* Out of rw_issue: no test on the path without flags. */
+		if (rw->loop_nowait)
+			return rw_loop_nowait(req, rw);
 	}
 	return rw_issue(req, rw, issue_flags);
 }
