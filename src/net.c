@@ -38,6 +38,7 @@
 #include <sys/ioctl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -554,6 +555,28 @@ static bool sr_poll_first(struct nw_req *req, struct nw_sr *sr)
 	return (sr->msg_flags & MSG_DONTWAIT) || poll(&p, 1, 0) != 1;
 }
 
+/*
+ * RECV's POLL_FIRST on a file that is no socket and may have no ->poll
+ * (a regular file, a directory, a device such as /dev/null), not armed
+ * yet: io_recv answers -EAGAIN before it looks for a socket, the kernel
+ * arms its poll, and where the file cannot be polled io-wq issues it,
+ * still not polled, and POLL_FIRST's -EAGAIN is the result
+ * (io_wq_submit_work stops without a poll). So arm it (NW_RETRY): epoll
+ * takes the file (a tty: -ENOTSOCK once readable, as there) or refuses it
+ * (a worker, and nw_sr_issue_plain's -EAGAIN).
+ */
+static bool sr_arm_file(struct nw_req *req, struct nw_sr *sr)
+{
+	struct stat st;
+
+	if (req->opcode != IORING_OP_RECV ||
+	    !(sr->flags & NW_RECVSEND_POLL_FIRST) || req->poll_arms ||
+	    fstat(req->fd, &st))
+		return false;
+	return S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) ||
+	       S_ISBLK(st.st_mode) || S_ISCHR(st.st_mode);
+}
+
 static int sr_nonblock(struct nw_req *req, struct nw_sr *sr)
 {
 	bool user_nowait = sr->msg_flags & MSG_DONTWAIT;
@@ -566,7 +589,7 @@ static int sr_nonblock(struct nw_req *req, struct nw_sr *sr)
 		return sr_wouldblock(req, sr);
 	do {
 		n = sr_call(req, sr, sr->msg_flags | MSG_DONTWAIT, &oflags);
-		if (n == -EAGAIN)
+		if (n == -EAGAIN || (n == -ENOTSOCK && sr_arm_file(req, sr)))
 			return sr_wouldblock(req, sr);
 		ret = sr_account(req, sr, n, oflags, !user_nowait);
 	} while (ret < 0);
@@ -584,6 +607,11 @@ int nw_sr_issue_plain(struct nw_req *req, struct nw_sr *sr,
 			return NW_PUNT;
 		return sr_nonblock(req, sr);
 	}
+	/* Punted as epoll refused the file: RECV's POLL_FIRST is -EAGAIN. */
+	if (req->opcode == IORING_OP_RECV &&
+	    (sr->flags & NW_RECVSEND_POLL_FIRST) &&
+	    (req->flags & NW_REQ_F_REG_FILE))
+		return sr_finish(req, sr, -EAGAIN, true);
 	/* A worker: the socket layer itself waits for all of MSG_WAITALL. */
 	n = sr_call(req, sr, sr->msg_flags, &oflags);
 	return sr_account(req, sr, n, oflags, false);

@@ -7,6 +7,7 @@
  * IORING_RECVSEND_POLL_FIRST, SEND to an address, and the errors: not a
  * socket, bad buffers, bad flags.
  */
+#include <fcntl.h>
 #include <signal.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -329,6 +330,39 @@ static void test_dontwait_pollfirst(void)
 	close(s[1]);
 }
 
+/*
+ * POLL_FIRST on files that are no socket and have no ->poll: io_recv
+ * answers -EAGAIN before it looks for a socket, and io-wq, unable to poll
+ * the file, keeps that answer; without POLL_FIRST, or on SEND (the socket
+ * first), -ENOTSOCK.
+ */
+static void test_pollfirst_nonsock(void)
+{
+	char path[] = "/tmp/nowait-pf.XXXXXX", buf[8];
+	int fds[2], f;
+	struct t_ring r;
+
+	fds[0] = open("/dev/null", O_RDWR);
+	fds[1] = f = mkstemp(path);
+	T_ASSERT_GE(fds[0], 0);
+	T_ASSERT_GE(f, 0);
+	unlink(path);
+	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
+	for (int i = 0; i < 2; i++) {
+		prep(&r, IORING_OP_RECV, fds[i], buf, sizeof(buf), 1)->ioprio =
+			POLL_FIRST;
+		run1(&r, last(&r), -EAGAIN);
+		run1(&r, prep(&r, IORING_OP_RECV, fds[i], buf, 0, 2),
+		     -ENOTSOCK);
+		prep(&r, IORING_OP_SEND, fds[i], "x", 1, 3)->ioprio =
+			POLL_FIRST;
+		run1(&r, last(&r), -ENOTSOCK);
+	}
+	t_ring_exit(&r);
+	close(fds[0]);
+	close(f);
+}
+
 /* SEND with a destination (addr2, addr_len) on an unconnected UDP socket. */
 static void test_sendto(void)
 {
@@ -514,6 +548,7 @@ int main(void)
 	test_send_waitall();
 	test_epipe();
 	test_dontwait_pollfirst();
+	test_pollfirst_nonsock();
 	test_sendto();
 	test_nonempty();
 	test_errors();
