@@ -369,6 +369,7 @@ struct nw_ring {
 	bool batch_timeout; /* the batch holds a timeout's CQE */
 	bool dead;	    /* the program let go of it: nothing is reissued */
 	bool gone; /* nw_ring_referenced said no (atomic; the reactor sets it) */
+	bool released; /* ring_release ran (under reg_lock): no register */
 	/*
 	 * Teardown (the life of a ring, docs/architecture.md): a close hook
 	 * saw an fd of it go (suspect, atomic; exit_check: looks left for

@@ -388,8 +388,11 @@ int nw_register(struct nw_ring *ring, unsigned int opcode, void *arg,
 	    ring->submitter_tid != nw_gettid())
 		return -EEXIST;
 	pthread_mutex_lock(&ring->reg_lock);
+	/* Let go of and released meanwhile: its fd is gone (setup.c). */
+	if (unlikely(ring->released))
+		ret = -EBADF;
 	/* A restricted ring's check comes before the opcode is known. */
-	if (ring->restricted && !(ring->restrict_reg_ops >> opcode & 1))
+	else if (ring->restricted && !(ring->restrict_reg_ops >> opcode & 1))
 		ret = -EACCES;
 	else if (!nw_regdefs[opcode].handler)
 		ret = -EINVAL; /* not built: as on a kernel without it */
