@@ -114,6 +114,14 @@ done:
 		start_drivers(ring); /* it parked or armed something */
 		return;
 	}
+	/*
+	 * A POLL_ADD of a ring's fd that completed at once may have left
+	 * that ring in nw_poll_activated: consume it now, while the ring
+	 * lives, not at this worker's next start_drivers (reg-fuzz: a
+	 * heap-use-after-free there, the ring released meanwhile).
+	 */
+	if (unlikely(nw_poll_activated))
+		start_drivers(ring);
 	if (ret < 0)
 		nw_req_set_fail(req, ret);
 	req->flags |= NW_REQ_F_WORKER;
