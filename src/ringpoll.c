@@ -51,7 +51,11 @@ static void barrier_all_threads(void)
 		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
 }
 
-/* First poll of ring t: give it its poll eventfd. 0 or -errno. */
+/*
+ * First poll of ring t: give it its poll eventfd. 1 if this call made it
+ * pollable, 0 if it already was, or -errno. What was parked on it before
+ * may now need its reactor: each caller sees to that before it returns.
+ */
 static int ring_activate(struct nw_ring *t)
 {
 	int fd, ret = 0;
@@ -68,12 +72,10 @@ static int ring_activate(struct nw_ring *t)
 			__atomic_store_n(&t->poll_activated, true,
 					 __ATOMIC_SEQ_CST);
 			barrier_all_threads();
+			ret = 1;
 		}
 	}
 	pthread_mutex_unlock(&activate_lock);
-	/* A DEFER_TASKRUN ring may now need its reactor: the submitter's. */
-	if (!ret && __atomic_load_n(&t->nr_parked, __ATOMIC_RELAXED))
-		nw_poll_activated = t;
 	return ret;
 }
 
@@ -245,8 +247,15 @@ static int ring_poll_issue(struct nw_req *req, struct nw_ring *t)
 	struct nw_pollfd *pfd;
 	int ret = ring_activate(t);
 
-	if (ret)
+	if (ret < 0)
 		return ret;
+	/*
+	 * Requests t parked before: its reactor must now notice readiness.
+	 * This issue's submitter starts it (start_drivers) before its call
+	 * returns, while t lives.
+	 */
+	if (ret && __atomic_load_n(&t->nr_parked, __ATOMIC_RELAXED))
+		nw_poll_activated = t;
 	/* Announce, then look (see above); parking keeps a count of its own. */
 	__atomic_add_fetch(&t->ring_pollers, 1, __ATOMIC_SEQ_CST);
 	for (;;) {
@@ -295,20 +304,23 @@ static int watch_find(int fd)
 	return -1;
 }
 
-int nw_ring_watch_open(int ring_fd)
+int nw_ring_watch_open(int ring_fd, struct nw_ring **drive)
 {
 	struct nw_ring *t;
 	unsigned int i;
 	int fd, ret;
 
+	*drive = NULL;
 	ret = nw_ring_lookup(ring_fd, &t);
 	if (!ret)
 		ret = ring_activate(t);
-	if (ret)
+	if (ret < 0)
 		return ret;
 	/* After ring_activate's membarrier: a lazy park sees it or is seen. */
-	if (__atomic_load_n(&t->nr_parked, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&t->nr_parked, __ATOMIC_RELAXED)) {
 		nw_poll_watch_lazy(t);
+		*drive = t; /* its reactor must now notice readiness */
+	}
 	fd = nw_fd_hide(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
 	if (fd < 0)
 		return -errno;

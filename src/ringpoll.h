@@ -47,7 +47,9 @@ extern const struct nw_ring_poll_ops nw_ring_poll_ops;
 /*
  * A DEFER_TASKRUN ring with parked requests whose fd this thread's POLL_ADD
  * started to poll: its reactor must now notice readiness. The submitter
- * takes it (submit.c) and starts that reactor; lower files start none.
+ * takes it (submit.c's start_drivers, at the end of the issue or batch
+ * that set it, while the ring lives) and starts that reactor; lower files
+ * start none.
  */
 extern __thread struct nw_ring *nw_poll_activated
 	__attribute__((tls_model("initial-exec")));
@@ -66,9 +68,11 @@ extern __thread bool nw_ring_pollers_woken
  * on (fd or -errno); close it (0 or -EBADF); the ring's poll mask now, fd
  * being the ring's fd or a watcher's (mask or -errno); does the ring of
  * watcher pollfd still have an fd or a mapping of the program (1, 0 or
- * -errno)? Any thread; watch_lock (a leaf) inside.
+ * -errno)? Any thread; watch_lock (a leaf) inside. An open that found
+ * requests parked sets *drive to the ring, whose reactor the caller
+ * (syscall.c) starts before it returns; else NULL.
  */
-int nw_ring_watch_open(int ring_fd);
+int nw_ring_watch_open(int ring_fd, struct nw_ring **drive);
 int nw_ring_watch_close(int pollfd);
 int nw_ring_watch_mask(int fd);
 int nw_ring_watch_referenced(int pollfd);

@@ -308,10 +308,13 @@ NW_EXPORT void nowait_fd_closing(int fd)
 
 NW_EXPORT int nowait_ring_pollfd(int ring_fd)
 {
+	struct nw_ring *drive;
 	int ret;
 
 	nw_in_engine++;
-	ret = nw_ring_watch_open(ring_fd);
+	ret = nw_ring_watch_open(ring_fd, &drive);
+	if (drive)
+		nw_reactor_ensure(drive);
 	nw_in_engine--;
 	return ret;
 }
