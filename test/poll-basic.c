@@ -33,28 +33,40 @@ static struct io_uring_sqe *queue_remove(struct t_ring *r, uint64_t target,
 	return sqe;
 }
 
-/* Take two CQEs in either order: (ud1, res1) and (ud2, res2); flags out. */
-static void expect_pair(struct t_ring *r, uint64_t ud1, int res1,
-			unsigned int *flags1, uint64_t ud2, int res2,
-			unsigned int *flags2)
+/*
+ * Take two CQEs in either order: (ud1, res1) and (ud2, res2); flags out.
+ * A failure names the call site and the CQE that was taken.
+ */
+#define expect_pair(r, ud1, res1, f1, ud2, res2, f2) \
+	expect_pair_at(r, ud1, res1, f1, ud2, res2, f2, __LINE__)
+static void expect_pair_at(struct t_ring *r, uint64_t ud1, int res1,
+			   unsigned int *flags1, uint64_t ud2, int res2,
+			   unsigned int *flags2, int line)
 {
 	struct io_uring_cqe cqe;
 	int i, seen = 0;
 
 	for (i = 0; i < 2; i++) {
 		T_ASSERT_EQ(t_wait_cqe(r, &cqe), 0);
-		if (cqe.user_data == ud1) {
-			T_ASSERT_EQ(seen & 1, 0);
-			seen |= 1;
-			T_ASSERT_EQ(cqe.res, res1);
-			*flags1 = cqe.flags;
-		} else {
-			T_ASSERT_EQ(cqe.user_data, ud2);
-			T_ASSERT_EQ(seen & 2, 0);
-			seen |= 2;
-			T_ASSERT_EQ(cqe.res, res2);
-			*flags2 = cqe.flags;
+		if ((cqe.user_data == ud1 && !(seen & 1) && cqe.res == res1) ||
+		    (cqe.user_data == ud2 && !(seen & 2) && cqe.res == res2)) {
+			seen |= cqe.user_data == ud1 ? 1 : 2;
+			*(cqe.user_data == ud1 ? flags1 : flags2) = cqe.flags;
+			continue;
 		}
+		fprintf(stderr,
+			"%s:%d: [%s] expected (ud %llu res %d) "
+			"and (ud %llu res %d), CQE %d of 2 was ud %llu res %d "
+			"flags 0x%x\n",
+			__FILE__, line, t_engine_name(),
+			(unsigned long long)ud1, res1, (unsigned long long)ud2,
+			res2, i + 1, (unsigned long long)cqe.user_data, cqe.res,
+			cqe.flags);
+		while (t_peek_cqe(r, &cqe) == 0)
+			fprintf(stderr, "  then ud %llu res %d flags 0x%x\n",
+				(unsigned long long)cqe.user_data, cqe.res,
+				cqe.flags);
+		abort();
 	}
 }
 
