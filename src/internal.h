@@ -144,6 +144,7 @@ struct nw_harvest {
 	struct nw_list ready; /* requests to continue, on poll_node */
 	int nr_mshot;
 	struct nw_req *mshot[NW_HARVEST_MSHOT]; /* multishot events to queue */
+	unsigned short gen; /* the event's being delivered (nw_loop_event) */
 };
 
 /* One request. Lives on the ring's free list between uses. */

@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 #include "fdhigh.h"
 #include "loop.h"
+#include "util.h"
 
 _Static_assert(NW_POLLIN == EPOLLIN && NW_POLLOUT == EPOLLOUT &&
 		       NW_POLLERR == EPOLLERR && NW_POLLHUP == EPOLLHUP &&
@@ -66,11 +67,23 @@ void nw_loop_free(struct nw_loop *loop)
 	loop->wake_fd = loop->epfd = -1;
 }
 
+/*
+ * The epoll data of io's watch: its address, and io->gen in the top 16
+ * bits, which a user-space address leaves clear (47 or 48 bits of
+ * virtual address unless mmap is asked for more; the engine never asks).
+ */
+#define NW_LOOP_GEN_SHIFT 48
+static uint64_t io_data(const struct nw_io *io)
+{
+	NW_BUG_ON((uintptr_t)io >> NW_LOOP_GEN_SHIFT);
+	return (uintptr_t)io | (uint64_t)io->gen << NW_LOOP_GEN_SHIFT;
+}
+
 int nw_loop_add(struct nw_loop *loop, int fd, struct nw_io *io)
 {
 	struct epoll_event ev = {
 		.events = EPOLLIN | EPOLLOUT | EPOLLPRI | EPOLLRDHUP | EPOLLET,
-		.data.ptr = io,
+		.data.u64 = io_data(io),
 	};
 
 	if (epoll_ctl(loop->epfd, EPOLL_CTL_ADD, fd, &ev) == 0)
@@ -78,6 +91,16 @@ int nw_loop_add(struct nw_loop *loop, int fd, struct nw_io *io)
 	if (errno == EEXIST)
 		return 1;
 	return -errno;
+}
+
+int nw_loop_mod(struct nw_loop *loop, int fd, struct nw_io *io)
+{
+	struct epoll_event ev = {
+		.events = EPOLLIN | EPOLLOUT | EPOLLPRI | EPOLLRDHUP | EPOLLET,
+		.data.u64 = io_data(io),
+	};
+
+	return epoll_ctl(loop->epfd, EPOLL_CTL_MOD, fd, &ev) ? -errno : 0;
 }
 
 void nw_loop_del(struct nw_loop *loop, int fd)
@@ -127,9 +150,16 @@ int nw_loop_wait(struct nw_loop *loop, struct nw_loop_event *out, int max,
 	if (n < 0)
 		return -errno;
 	for (i = 0; i < n; i++) {
-		out[i].io = ev[i].data.ptr;
+		uint64_t d = ev[i].data.u64;
+
+		out[i].io =
+			(struct nw_io *)(uintptr_t)(d &
+						    ((1ULL
+						      << NW_LOOP_GEN_SHIFT) -
+						     1));
+		out[i].gen = (unsigned short)(d >> NW_LOOP_GEN_SHIFT);
 		out[i].events = ev[i].events;
-		if (!ev[i].data.ptr) {
+		if (!d) {
 			uint64_t v;
 
 			if (read(loop->wake_fd, &v, sizeof(v)) < 0)

@@ -28,6 +28,13 @@ struct nw_harvest;
 struct nw_io {
 	/* Called by the harvester, under the ring's poll_lock. */
 	void (*cb)(struct nw_io *io, unsigned int events, struct nw_harvest *h);
+	/*
+	 * Written into the watch's epoll data at each add and mod, and read
+	 * back with each event: the kernel copies the data as the event is
+	 * collected, so an event says which registration it was taken
+	 * under (poll.c: a POLL_ADD parked after the collection).
+	 */
+	unsigned short gen;
 };
 
 struct nw_loop {
@@ -39,6 +46,7 @@ struct nw_loop {
 struct nw_loop_event {
 	struct nw_io *io;    /* NULL for the wake eventfd */
 	unsigned int events; /* NW_POLL* (the epoll bits) */
+	unsigned short gen;  /* io->gen when the event was collected */
 };
 
 /*
@@ -58,6 +66,8 @@ void nw_loop_free(struct nw_loop *loop);
  * -EPERM for files epoll cannot watch (regular files), or -errno.
  */
 int nw_loop_add(struct nw_loop *loop, int fd, struct nw_io *io);
+/* Write io->gen into fd's watch (EPOLL_CTL_MOD): 0 or -errno. */
+int nw_loop_mod(struct nw_loop *loop, int fd, struct nw_io *io);
 /* Stop watching fd (ignores fds already gone). */
 void nw_loop_del(struct nw_loop *loop, int fd);
 /* The most events one nw_loop_wait returns: a harvest's batch. */

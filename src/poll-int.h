@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What poll.c, pollremove.c, pollverify.c and ringpoll.c share: private
- * to them, and only they include this header. ringpoll.c parks a POLL_ADD of a ring's fd with
- * poll.c's machinery (park, unpark, the pfd's watch callback, multishot
+ * What poll.c, pollremove.c, pollverify.c, pollwatch.c and ringpoll.c
+ * share: private to them, and only they include this header. ringpoll.c
+ * parks a POLL_ADD of a ring's fd with poll.c's machinery (park, unpark, the pfd's watch callback, multishot
  * CQEs); poll.c calls back into ringpoll.c only through the target ring's
  * poll_ops (ringpoll.h).
  */
@@ -17,9 +17,10 @@
  */
 struct nw_poll_ring {
 	struct nw_ring *target;
-	unsigned int wake_res; /* woken by the target's CQ post: POLLIN */
-	unsigned int evfd_sig; /* ring->evfd_signals when it was armed */
-	unsigned int wake_ev;  /* what the wake-up said (its mask if gone) */
+	unsigned int wake_res;	 /* woken by the target's CQ post: POLLIN */
+	unsigned int evfd_sig;	 /* ring->evfd_signals when it was armed */
+	unsigned int wake_ev;	 /* what the wake-up said (its mask if gone) */
+	unsigned short park_gen; /* its pfd's io.gen when it parked */
 	struct nw_list hash_node;
 };
 _Static_assert(sizeof(struct nw_poll_ring) <= NW_REQ_CMD_SIZE, "size");
@@ -48,6 +49,22 @@ int nw_pollfd_watch(struct nw_ring *ring, struct nw_pollfd *pfd);
 void nw_pollfd_snap(struct nw_pollfd *pfd, struct nw_req *req);
 /* CLOCK_MONOTONIC_COARSE in ns (the watches' re-check, pollverify.c). */
 long long nw_poll_now_ns(void);
+/*
+ * A POLL_ADD parks on pfd (found ready or not): stamp it with the watch
+ * generation, a new one when not ready (pollwatch.c). Under poll_lock.
+ */
+void nw_poll_stamp(struct nw_ring *ring, struct nw_pollfd *pfd,
+		   struct nw_req *req, bool ready);
+/*
+ * Was req parked after the event of watch generation gen was collected
+ * (nw_poll_stamp)? Then the event is not its wake-up.
+ */
+static inline bool nw_poll_parked_after(const struct nw_pollfd *pfd,
+					struct nw_req *req, unsigned short gen)
+{
+	return (req->flags & NW_REQ_F_POLL_ADD) && !pfd->target &&
+	       (int16_t)(uint16_t)(nw_poll_ring_of(req)->park_gen - gen) > 0;
+}
 /* Post a multishot event CQE (F_MORE) on the submit side, if still so. */
 void nw_poll_mshot_post(struct nw_req *req, unsigned int ready);
 

@@ -61,20 +61,6 @@
  */
 #define NW_VERIFY_NS NW_POLL_VERIFY_NS
 
-/*
- * The coarse clock (the last tick's time, no counter read): a re-check due
- * 50 ms on needs no better, and every park of an fd's first request reads
- * it, which the precise clock made cost about as much as the park itself
- * in a VM (pipes: about 60 ns a read). Every reader of the due times uses it.
- */
-long long nw_poll_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static unsigned long stat_reissue;
 __thread unsigned int nw_parks __attribute__((tls_model("initial-exec")));
 __thread bool nw_park_lazy __attribute__((tls_model("initial-exec")));
@@ -358,9 +344,13 @@ void nw_pollfd_snap(struct nw_pollfd *pfd, struct nw_req *req)
 	req->poll_snap = (unsigned char)(1 + pfd->kind);
 }
 
-/* Count an edge and move the requests it wakes to *ready. Under poll_lock. */
+/*
+ * Count an edge (of watch generation gen) and move the requests it wakes
+ * to *ready. Under poll_lock.
+ */
 static void pollfd_event(struct nw_ring *ring, struct nw_pollfd *pfd,
-			 unsigned int ev, struct nw_list *ready)
+			 unsigned int ev, unsigned short gen,
+			 struct nw_list *ready)
 {
 	struct nw_list *pos, *tmp;
 	bool uring_wake = !pfd->target && nw_fd_uring_wake(pfd->fd);
@@ -374,6 +364,8 @@ static void pollfd_event(struct nw_ring *ring, struct nw_pollfd *pfd,
 			nw_list_entry(pos, struct nw_req, poll_node);
 		unsigned int hit = ev & (req->poll_mask | NW_POLL_ALWAYS);
 
+		if (nw_poll_parked_after(pfd, req, gen))
+			continue;
 		if (pfd->target) {
 			if (!pfd->target->poll_ops->hit(req, ev))
 				continue;
@@ -545,6 +537,9 @@ static void pollfd_move(struct nw_ring *ring, struct nw_pollfd *pfd)
 		}
 		nw_list_add_tail(&req->poll_node, &dpfd->parked);
 		req->pfd = dpfd;
+		/* dpfd's events are all collected after its watch began. */
+		if (req->flags & NW_REQ_F_POLL_ADD)
+			nw_poll_ring_of(req)->park_gen = dpfd->io.gen;
 		nw_rsrc_node_hold(req, node);
 	}
 	if (nw_list_empty(&pfd->parked))
@@ -640,7 +635,7 @@ void nw_pollfd_fire(struct nw_io *io, unsigned int events, struct nw_harvest *h)
 	struct nw_pollfd *pfd = container_of(io, struct nw_pollfd, io);
 	struct nw_list *p;
 
-	pollfd_event(h->ring, pfd, events, &h->ready);
+	pollfd_event(h->ring, pfd, events, h->gen, &h->ready);
 	for (p = pfd->parked.next; p != &pfd->parked; p = p->next) {
 		struct nw_req *r = nw_list_entry(p, struct nw_req, poll_node);
 
@@ -742,6 +737,7 @@ static int poll_add_park(struct nw_ring *ring, struct nw_pollfd *pfd,
 {
 	bool queued = false;
 
+	nw_poll_stamp(ring, pfd, req, ready);
 	nw_poll_park(ring, pfd, req, req->poll_mask);
 	if (ready) {
 		req->poll_events |= ready;

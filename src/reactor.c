@@ -78,9 +78,12 @@ static void harvest(struct nw_ring *ring, const struct nw_loop_event *ev, int n,
 		    struct nw_harvest *h)
 {
 	pthread_mutex_lock(&ring->poll_lock);
-	for (int i = 0; i < n; i++)
-		if (ev[i].io)
-			ev[i].io->cb(ev[i].io, ev[i].events, h);
+	for (int i = 0; i < n; i++) {
+		if (!ev[i].io)
+			continue;
+		h->gen = ev[i].gen;
+		ev[i].io->cb(ev[i].io, ev[i].events, h);
+	}
 	/* Never touch the program's fds for a ring it let go of. */
 	if (h->mode != NW_RUN_SYNC && nw_poll_verify_due(ring) &&
 	    !(h->mode == NW_RUN_BG && ring_gone(ring)))
