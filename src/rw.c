@@ -34,28 +34,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
-#include "rw.h"
+#include "rw-int.h"
 #include "complete.h"
 #include "poll.h"
 #include "rsrc.h"
 #include "kbuf.h"
-
-struct nw_rw {
-	uint64_t off;	     /* (uint64_t)-1: the file position */
-	int rw_flags;	     /* RWF_* from the program */
-	unsigned int nr_iov; /* iovecs left to transfer */
-	struct iovec *iov;   /* fast_iov or req->async */
-	struct iovec fast_iov;
-	size_t done;  /* bytes transferred so far */
-	size_t total; /* bytes asked for */
-	bool write;
-	bool mshot_tried; /* READ_MULTISHOT: an attempt was made */
-	bool flags_ok;	  /* rw_init_file's checks passed */
-	int16_t buf_err;  /* a registered buffer's lookup failed: at issue */
-	bool pi;	  /* a PI attribute: refused at issue */
-	bool loop_nowait; /* RWF_NOWAIT on a file of loop_rw_iter's */
-};
-_Static_assert(sizeof(struct nw_rw) <= NW_REQ_CMD_SIZE, "nw_rw too big");
 
 /*
  * IOSQE_BUFFER_SELECT: the buffer is picked at issue; the length asked is
@@ -82,86 +65,9 @@ static int rw_select_prep(struct nw_req *req, const struct io_uring_sqe *sqe,
 	return 0;
 }
 
-#define NW_RW_ATTR_FLAG_PI (1ULL << 0) /* IORING_RW_ATTR_FLAG_PI */
-/* Above any user address (57-bit paging included): access_ok fails. */
-#define NW_RW_USER_TOP	   0x00fffffffffff000ULL
 /* x86-64's USER_PTR_MAX with 4-level paging: access_ok's limit. */
-#define NW_RW_PTR_MAX	   0x7fffffffefffULL
-#define NW_RW_MAX_COUNT	   ((size_t)(INT_MAX & ~4095)) /* MAX_RW_COUNT */
-
-/* Has the caller CAP_SYS_ADMIN or CAP_SYS_NICE (effective)? */
-static bool rt_capable(void)
-{
-	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
-	struct __user_cap_data_struct data[2] = {{0}};
-
-	if (syscall(SYS_capget, &hdr, data))
-		return false;
-	return data[0].effective &
-	       ((1U << CAP_SYS_ADMIN) | (1U << CAP_SYS_NICE));
-}
-
-/* struct io_uring_attr_pi (6.14): what attr_ptr points at. */
-struct nw_attr_pi {
-	uint16_t flags;
-	uint16_t app_tag;
-	uint32_t len;
-	uint64_t addr;
-	uint64_t seed;
-	uint64_t rsvd;
-};
-
-/*
- * attr_type_mask (6.14+, over __pad2) and attr_ptr (addr3), as
- * io_prep_rw_pi reads them at prep: only the PI attribute is known
- * (other bits -EINVAL); its struct is copied (-EFAULT), its reserved
- * word must be 0 and its buffer a user range (-EFAULT). The metadata
- * needs a block device's integrity support, none of ours: the issue
- * refuses it after the file's mode (-EINVAL, as 6.18 does for files
- * and pipes).
- */
-static int rw_attr_prep(struct nw_rw *rw, const struct io_uring_sqe *sqe)
-{
-	uint64_t mask = READ_ONCE(sqe->__pad2[0]);
-	struct nw_attr_pi pi;
-
-	rw->pi = false;
-	if (!mask)
-		return 0;
-	if (mask != NW_RW_ATTR_FLAG_PI)
-		return -EINVAL;
-	if (nw_copy_from_user(&pi, (void *)(uintptr_t)READ_ONCE(sqe->addr3),
-			      sizeof(pi)))
-		return -EFAULT;
-	if (pi.rsvd)
-		return -EINVAL;
-	if (pi.addr + pi.len < pi.addr || pi.addr + pi.len > NW_RW_USER_TOP)
-		return -EFAULT;
-	rw->pi = true;
-	return 0;
-}
-
-/*
- * ioprio_check_cap: the class is the top 3 bits, the level the low 3 (the
- * bits between are hints, not checked). RT needs a capability (-EPERM),
- * NONE a level of 0, and classes past IDLE do not exist.
- */
-static int rw_ioprio_check(unsigned int ioprio)
-{
-	unsigned int class = (ioprio >> 13) & 7, level = ioprio & 7;
-
-	switch (class) {
-	case 0:
-		return level ? -EINVAL : 0;
-	case 1:
-		return rt_capable() ? 0 : -EPERM;
-	case 2:
-	case 3:
-		return 0;
-	default:
-		return -EINVAL;
-	}
-}
+#define NW_RW_PTR_MAX	0x7fffffffefffULL
+#define NW_RW_MAX_COUNT ((size_t)(INT_MAX & ~4095)) /* MAX_RW_COUNT */
 
 /* access_ok: a range below USER_PTR_MAX (4-level paging), no wrap. */
 static bool rw_range_ok(const void *p, size_t len)
@@ -241,11 +147,11 @@ static int rw_prep(struct nw_req *req, const struct io_uring_sqe *sqe,
 	unsigned int len = READ_ONCE(sqe->len);
 	unsigned int ioprio = READ_ONCE(sqe->ioprio);
 
-	int ret = ioprio ? rw_ioprio_check(ioprio) : 0;
+	int ret = ioprio ? nw_rw_ioprio_check(ioprio) : 0;
 
 	if (ret)
 		return ret;
-	ret = rw_attr_prep(rw, sqe);
+	ret = nw_rw_attr_prep(rw, sqe);
 	if (ret)
 		return ret;
 	rw->off = READ_ONCE(sqe->off);
@@ -552,15 +458,6 @@ static int rw_done(struct nw_req *req, struct nw_rw *rw, ssize_t err)
 	return NW_COMPLETE;
 }
 
-/* The fd opened for this direction (F_GETFL's flags, or -1). */
-static bool rw_mode_ok(const struct nw_rw *rw, int fl)
-{
-	int acc = fl & O_ACCMODE;
-
-	return fl >= 0 && !(fl & O_PATH) && acc != 3 &&
-	       acc != (rw->write ? O_RDONLY : O_WRONLY);
-}
-
 /*
  * The readiness snapshot before a nonblocking attempt (poll.c): true when
  * the fd is known not ready, and the attempt is to be skipped.
@@ -588,8 +485,8 @@ static int rw_nonblock(struct nw_req *req, struct nw_rw *rw)
 	ssize_t n;
 
 	if ((int64_t)rw->off < -1) /* rw_verify_area, after the file's mode */
-		return rw_mode_ok(rw, fcntl(req->fd, F_GETFL)) ? -EINVAL
-							       : -EBADF;
+		return nw_rw_mode_ok(rw, fcntl(req->fd, F_GETFL)) ? -EINVAL
+								  : -EBADF;
 	if (!hinted && rw_snapshot(req, rw, &kind))
 		return user_nowait ? rw_done(req, rw, -EAGAIN) : NW_RETRY;
 	for (;;) {
@@ -629,8 +526,8 @@ static int rw_blocking(struct nw_req *req, struct nw_rw *rw)
 	ssize_t n;
 
 	if ((int64_t)rw->off < -1)
-		return rw_mode_ok(rw, fcntl(req->fd, F_GETFL)) ? -EINVAL
-							       : -EBADF;
+		return nw_rw_mode_ok(rw, fcntl(req->fd, F_GETFL)) ? -EINVAL
+								  : -EBADF;
 	for (;;) {
 		n = rw_call_on(req, rw, &kind, flags, true);
 		/*
@@ -694,8 +591,6 @@ static int rw_issue(struct nw_req *req, struct nw_rw *rw,
  * back a ring entry (not consumed until data comes) but, as the kernel
  * (6.18) does for reads, keeps a provided buffer while it waits.
  */
-static int rw_init_file(struct nw_req *req, struct nw_rw *rw);
-
 static int rw_issue_select(struct nw_req *req, struct nw_rw *rw,
 			   unsigned int issue_flags)
 {
@@ -716,7 +611,7 @@ static int rw_issue_select(struct nw_req *req, struct nw_rw *rw,
 	}
 	ret = 0;
 	if (unlikely(rw->rw_flags || rw->pi) && !rw->flags_ok)
-		ret = rw_init_file(req, rw);
+		ret = nw_rw_init_file(req, rw);
 	if (!ret)
 		ret = rw_issue(req, rw, issue_flags);
 	if (ret == NW_COMPLETE && req->res >= 0)
@@ -725,97 +620,6 @@ static int rw_issue_select(struct nw_req *req, struct nw_rw *rw,
 		 (!rw->done && req->kbuf->ring))
 		nw_kbuf_recycle(req);
 	return ret;
-}
-
-/* The RWF_* flags the kernel's kiocb_set_rw_flags knows (6.18). */
-#define NW_RWF_KNOWN	 0x1ffu
-#define NW_RWF_ATOMIC	 0x40u
-#define NW_RWF_DONTCACHE 0x80u
-
-/*
- * io_rw_init_file with kiocb_set_rw_flags, for a request with rw_flags:
- * the kernel checks them once the file is known and before any transfer,
- * a length of 0 and a socket's refused offset included, where the system
- * call skips them or checks the offset first. In its order: the fd and
- * its mode (-EBADF), unknown bits (-EOPNOTSUPP), APPEND with NOAPPEND
- * (-EINVAL), ATOMIC (a direct write to a file or block device only, else
- * -EOPNOTSUPP), DONTCACHE (files only), then HIPRI, which only an IOPOLL
- * ring takes (-EINVAL). NOWAIT's support is mostly the system call's to
- * say, but it never looks for a length of 0 and refuses a file without
- * read or write ops first (-EINVAL): a directory, an epoll fd and a ring's
- * have no FMODE_NOWAIT (-EOPNOTSUPP), as rw_no_nowait tells.
- */
-/*
- * What RWF_NOWAIT meets on a file, where the system call cannot tell:
- * RW_NOWAIT_NONE, no FMODE_NOWAIT (a directory, an epoll fd, a ring's);
- * RW_NOWAIT_LOOP, FMODE_NOWAIT but no write_iter, so the kernel's
- * loop_rw_iter answers -EAGAIN unless the file is O_NONBLOCK (an
- * eventfd's write: eventfd_write is a plain ->write), where pwritev2
- * says -EOPNOTSUPP, or 0 for no bytes; else RW_NOWAIT_OK.
- */
-enum { RW_NOWAIT_OK, RW_NOWAIT_NONE, RW_NOWAIT_LOOP };
-
-static int rw_nowait_kind(int fd, bool write)
-{
-	char path[40], link[32];
-	struct stat st;
-	ssize_t n;
-
-	if (fstat(fd, &st))
-		return RW_NOWAIT_OK;
-	if (S_ISDIR(st.st_mode))
-		return RW_NOWAIT_NONE;
-	if (st.st_mode & S_IFMT)
-		return RW_NOWAIT_OK;
-	/* An anon inode: which one its link says (no fd is opened). */
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	n = readlink(path, link, sizeof(link) - 1);
-	if (n <= 0)
-		return RW_NOWAIT_OK;
-	link[n] = 0;
-	if (!strcmp(link, "anon_inode:[eventpoll]") ||
-	    !strcmp(link, "anon_inode:[io_uring]"))
-		return RW_NOWAIT_NONE;
-	if (write && !strcmp(link, "anon_inode:[eventfd]"))
-		return RW_NOWAIT_LOOP;
-	return RW_NOWAIT_OK;
-}
-
-static int rw_init_file(struct nw_req *req, struct nw_rw *rw)
-{
-	unsigned int f = (unsigned int)rw->rw_flags;
-	int fl = fcntl(req->fd, F_GETFL);
-	struct stat st;
-
-	if (!rw_mode_ok(rw, fl))
-		return -EBADF;
-	if (f & ~NW_RWF_KNOWN)
-		return -EOPNOTSUPP;
-	if ((f & RWF_APPEND) && (f & RWF_NOAPPEND))
-		return -EINVAL;
-	if (f & RWF_NOWAIT) {
-		int k = rw_nowait_kind(req->fd, rw->write);
-
-		if (k == RW_NOWAIT_NONE)
-			return -EOPNOTSUPP;
-		rw->loop_nowait = k == RW_NOWAIT_LOOP;
-	}
-	if (f & (NW_RWF_ATOMIC | NW_RWF_DONTCACHE)) {
-		bool file = !fstat(req->fd, &st) &&
-			    (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode));
-
-		if ((f & NW_RWF_ATOMIC) &&
-		    (!rw->write || !file || !(fl & O_DIRECT)))
-			return -EOPNOTSUPP;
-		if ((f & NW_RWF_DONTCACHE) && !file)
-			return -EOPNOTSUPP;
-	}
-	if ((f & RWF_HIPRI) && !(req->ring->flags & IORING_SETUP_IOPOLL))
-		return -EINVAL;
-	if (rw->pi)
-		return -EINVAL;
-	rw->flags_ok = true;
-	return 0;
 }
 
 int nw_rw_issue(struct nw_req *req, unsigned int issue_flags)
@@ -829,7 +633,7 @@ int nw_rw_issue(struct nw_req *req, unsigned int issue_flags)
 	if (unlikely(req->sqe_flags & IOSQE_BUFFER_SELECT))
 		return rw_issue_select(req, rw, issue_flags);
 	if (unlikely(rw->rw_flags || rw->pi)) {
-		int ret = rw->flags_ok ? 0 : rw_init_file(req, rw);
+		int ret = rw->flags_ok ? 0 : nw_rw_init_file(req, rw);
 
 		if (ret)
 			return ret;
