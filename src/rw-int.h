@@ -13,6 +13,25 @@
 #include <sys/uio.h>
 #include "rw.h"
 
+/*
+ * What RWF_NOWAIT meets on a file, where the system call cannot tell:
+ * RW_NOWAIT_NONE, no FMODE_NOWAIT (a directory, an epoll fd, a ring's, a
+ * regular file of a filesystem that sets none: rw_fs_nowait);
+ * RW_NOWAIT_LOOP, FMODE_NOWAIT but no write_iter, so the kernel's
+ * loop_rw_iter answers -EAGAIN unless the file is O_NONBLOCK (an
+ * eventfd's write: eventfd_write is a plain ->write), where pwritev2
+ * says -EOPNOTSUPP, or 0 for no bytes; RW_NOWAIT_REG, a regular file
+ * (rw_reg_nowait), RW_NOWAIT_REG_EAGAIN one whose buffered write
+ * io_write refuses nonblocking; else RW_NOWAIT_OK.
+ */
+enum {
+	RW_NOWAIT_OK,
+	RW_NOWAIT_NONE,
+	RW_NOWAIT_LOOP,
+	RW_NOWAIT_REG,
+	RW_NOWAIT_REG_EAGAIN
+};
+
 struct nw_rw {
 	uint64_t off;	     /* (uint64_t)-1: the file position */
 	int rw_flags;	     /* RWF_* from the program */
@@ -26,7 +45,7 @@ struct nw_rw {
 	bool flags_ok;	  /* rw_init_file's checks passed */
 	int16_t buf_err;  /* a registered buffer's lookup failed: at issue */
 	bool pi;	  /* a PI attribute: refused at issue */
-	bool loop_nowait; /* RWF_NOWAIT on a file of loop_rw_iter's */
+	uint8_t nowait;	  /* what RWF_NOWAIT meets: RW_NOWAIT_* */
 };
 _Static_assert(sizeof(struct nw_rw) <= NW_REQ_CMD_SIZE, "nw_rw too big");
 

@@ -14,7 +14,9 @@
  * and the kernel passes them the SQE's). A short transfer is final on a stream
  * and continued on a regular file or block device, and either way a
  * result shorter than asked fails a link. RWF_NOWAIT from the program
- * makes -EAGAIN final.
+ * makes -EAGAIN final; on a regular file io_uring's own rules come first
+ * (rw_reg_nowait: a buffered write is -EAGAIN unless the filesystem takes
+ * it nonblocking, IOSQE_ASYNC drops the flag).
  *
  * READ_MULTISHOT stays parked on readiness (poll.c nw_poll_arm_mshot) and
  * reads into a provided buffer on the submit side while data is there,
@@ -160,7 +162,8 @@ static int rw_prep(struct nw_req *req, const struct io_uring_sqe *sqe,
 	req->lazy_ok = true; /* its park may be lazy (pollverify.c) */
 	if (!(req->sqe_flags & IOSQE_FIXED_FILE))
 		req->fd = nw_ring_fd_as_file(req->fd); /* no read, no write */
-	rw->flags_ok = rw->loop_nowait = false;
+	rw->flags_ok = false;
+	rw->nowait = RW_NOWAIT_OK;
 	rw->buf_err = 0;
 	rw->done = 0;
 	rw->iov = &rw->fast_iov;
@@ -520,9 +523,9 @@ static int rw_nonblock(struct nw_req *req, struct nw_rw *rw)
 	return rw->done ? NW_PUNT : NW_RETRY;
 }
 
-static int rw_blocking(struct nw_req *req, struct nw_rw *rw)
+static int rw_blocking(struct nw_req *req, struct nw_rw *rw, int flags)
 {
-	int kind = nw_fd_kind(req->ring, req->fd), flags = rw->rw_flags;
+	int kind = nw_fd_kind(req->ring, req->fd);
 	ssize_t n;
 
 	if ((int64_t)rw->off < -1)
@@ -568,7 +571,7 @@ static int rw_loop_nowait(struct nw_req *req, struct nw_rw *rw)
 	if (!(fl & O_NONBLOCK))
 		return -EAGAIN;
 	rw->rw_flags = 0;
-	return rw_blocking(req, rw);
+	return rw_blocking(req, rw, 0);
 }
 
 static int rw_issue(struct nw_req *req, struct nw_rw *rw,
@@ -578,10 +581,32 @@ static int rw_issue(struct nw_req *req, struct nw_rw *rw,
 	if (req->ring->flags & IORING_SETUP_IOPOLL)
 		return -EOPNOTSUPP;
 	if (!(issue_flags & NW_ISSUE_F_NONBLOCK))
-		return rw_blocking(req, rw);
+		return rw_blocking(req, rw, rw->rw_flags);
 	if (req->ring->punt_all)
 		return NW_PUNT;
 	return rw_nonblock(req, rw);
+}
+
+/*
+ * RWF_NOWAIT on a regular file (rw_nowait_kind's RW_NOWAIT_REG*), where
+ * io_uring decides before any transfer and the system call would not.
+ * io-wq issues a file it cannot poll blocking, IOCB_NOWAIT cleared, so an
+ * IOSQE_ASYNC request (on a worker here too) drops the flag; and
+ * io_write's nonblocking issue takes no buffered write unless the
+ * filesystem has FOP_BUFFER_WASYNC: -EAGAIN, final with RWF_NOWAIT,
+ * before the offset's check and for any length (pwritev2 says 0 for no
+ * bytes, else -EOPNOTSUPP or -EINVAL).
+ */
+static int rw_reg_nowait(struct nw_req *req, struct nw_rw *rw,
+			 unsigned int issue_flags)
+{
+	if (req->ring->flags & IORING_SETUP_IOPOLL)
+		return -EOPNOTSUPP;
+	if (req->sqe_flags & IOSQE_ASYNC)
+		return rw_blocking(req, rw, rw->rw_flags & ~RWF_NOWAIT);
+	if (rw->nowait == RW_NOWAIT_REG_EAGAIN)
+		return -EAGAIN;
+	return rw_issue(req, rw, issue_flags);
 }
 
 /*
@@ -613,7 +638,9 @@ static int rw_issue_select(struct nw_req *req, struct nw_rw *rw,
 	if (unlikely(rw->rw_flags || rw->pi) && !rw->flags_ok)
 		ret = nw_rw_init_file(req, rw);
 	if (!ret)
-		ret = rw_issue(req, rw, issue_flags);
+		ret = unlikely(rw->nowait >= RW_NOWAIT_REG)
+			      ? rw_reg_nowait(req, rw, issue_flags)
+			      : rw_issue(req, rw, issue_flags);
 	if (ret == NW_COMPLETE && req->res >= 0)
 		req->cflags |= nw_kbuf_put(req);
 	else if (ret == NW_COMPLETE || ret < 0 ||
@@ -638,8 +665,10 @@ int nw_rw_issue(struct nw_req *req, unsigned int issue_flags)
 		if (ret)
 			return ret;
 		/* Out of rw_issue: no test on the path without flags. */
-		if (rw->loop_nowait)
+		if (rw->nowait == RW_NOWAIT_LOOP)
 			return rw_loop_nowait(req, rw);
+		if (rw->nowait >= RW_NOWAIT_REG)
+			return rw_reg_nowait(req, rw, issue_flags);
 	}
 	return rw_issue(req, rw, issue_flags);
 }

@@ -14,6 +14,8 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <linux/capability.h>
 #include "rw-int.h"
 
@@ -110,20 +112,43 @@ int nw_rw_ioprio_check(unsigned int ioprio)
  * -EOPNOTSUPP), DONTCACHE (files only), then HIPRI, which only an IOPOLL
  * ring takes (-EINVAL). NOWAIT's support is mostly the system call's to
  * say, but it never looks for a length of 0 and refuses a file without
- * read or write ops first (-EINVAL): a directory, an epoll fd and a ring's
- * have no FMODE_NOWAIT (-EOPNOTSUPP), as rw_nowait_kind tells.
+ * read or write ops first (-EINVAL): a directory, an epoll fd, a ring's
+ * and the regular files of some filesystems have no FMODE_NOWAIT
+ * (-EOPNOTSUPP), as rw_nowait_kind tells, which also marks the regular
+ * files whose issue io_uring decides itself (rw.c's rw_reg_nowait).
  */
 /*
- * What RWF_NOWAIT meets on a file, where the system call cannot tell:
- * RW_NOWAIT_NONE, no FMODE_NOWAIT (a directory, an epoll fd, a ring's);
- * RW_NOWAIT_LOOP, FMODE_NOWAIT but no write_iter, so the kernel's
- * loop_rw_iter answers -EAGAIN unless the file is O_NONBLOCK (an
- * eventfd's write: eventfd_write is a plain ->write), where pwritev2
- * says -EOPNOTSUPP, or 0 for no bytes; else RW_NOWAIT_OK.
+ * A regular file's FMODE_NOWAIT and FOP_BUFFER_WASYNC, which no system
+ * call shows, by its filesystem (6.18): tmpfs, procfs and kernfs (sysfs,
+ * cgroup) set no FMODE_NOWAIT, which the system call tells only for a
+ * length above 0; XFS and btrfs alone take a buffered write with
+ * IOCB_NOWAIT (ext4 does not: pwritev2 says -EOPNOTSUPP there, the
+ * generic write checks -EINVAL). An unknown filesystem counts as a disk
+ * one, as ext4.
  */
-enum { RW_NOWAIT_OK, RW_NOWAIT_NONE, RW_NOWAIT_LOOP };
+static int rw_fs_nowait(int fd, bool write, int fl)
+{
+	struct statfs sf;
 
-static int rw_nowait_kind(int fd, bool write)
+	if (fstatfs(fd, &sf))
+		return RW_NOWAIT_OK;
+	switch ((unsigned long)sf.f_type) {
+	case TMPFS_MAGIC:
+	case PROC_SUPER_MAGIC:
+	case SYSFS_MAGIC:
+	case CGROUP_SUPER_MAGIC:
+	case CGROUP2_SUPER_MAGIC:
+		return RW_NOWAIT_NONE;
+	case XFS_SUPER_MAGIC:
+	case BTRFS_SUPER_MAGIC:
+		return RW_NOWAIT_REG;
+	default:
+		return write && !(fl & O_DIRECT) ? RW_NOWAIT_REG_EAGAIN
+						 : RW_NOWAIT_REG;
+	}
+}
+
+static int rw_nowait_kind(int fd, bool write, int fl)
 {
 	char path[40], link[32];
 	struct stat st;
@@ -133,6 +158,8 @@ static int rw_nowait_kind(int fd, bool write)
 		return RW_NOWAIT_OK;
 	if (S_ISDIR(st.st_mode))
 		return RW_NOWAIT_NONE;
+	if (S_ISREG(st.st_mode))
+		return rw_fs_nowait(fd, write, fl);
 	if (st.st_mode & S_IFMT)
 		return RW_NOWAIT_OK;
 	/* An anon inode: which one its link says (no fd is opened). */
@@ -162,11 +189,11 @@ int nw_rw_init_file(struct nw_req *req, struct nw_rw *rw)
 	if ((f & RWF_APPEND) && (f & RWF_NOAPPEND))
 		return -EINVAL;
 	if (f & RWF_NOWAIT) {
-		int k = rw_nowait_kind(req->fd, rw->write);
+		int k = rw_nowait_kind(req->fd, rw->write, fl);
 
 		if (k == RW_NOWAIT_NONE)
 			return -EOPNOTSUPP;
-		rw->loop_nowait = k == RW_NOWAIT_LOOP;
+		rw->nowait = (uint8_t)k;
 	}
 	if (f & (NW_RWF_ATOMIC | NW_RWF_DONTCACHE)) {
 		bool file = !fstat(req->fd, &st) &&
