@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What net.c and netbuf.c share: private to the two, and only they
- * include this header. net.c has SEND, RECV, SENDMSG and RECVMSG; netbuf.c
- * the provided-buffer side of bundles (several buffers per call) and the
- * socket facts both need, which net.c calls (never the other way).
+ * What the socket op files share: private to them, and only they include
+ * this header. net.c has SEND, RECV, SENDMSG and RECVMSG; netbuf.c the
+ * provided-buffer side of bundles (several buffers per call) and the
+ * socket facts both need, which net.c calls (never the other way);
+ * netzc.c net.c's sends with a notification; sock.c ACCEPT, which shares
+ * POLL_FIRST's treatment of a file that is no socket.
  */
 #ifndef NW_NET_INT_H
 #define NW_NET_INT_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include "net.h"
 
@@ -28,6 +32,27 @@
 #define NW_BUNDLE_IOV	NW_UIO_MAXIOV /* a bundle's most buffers */
 /* Above any user address (57-bit paging included): access_ok fails. */
 #define NW_USER_TOP	0x00fffffffffff000ULL
+
+/*
+ * POLL_FIRST (poll_first: the request's flag) on a file that is no socket
+ * and may have no ->poll (a regular file, a directory, a device such as
+ * /dev/null), not armed yet: io_recv and io_accept answer -EAGAIN before
+ * they look for a socket, the kernel arms its poll, and where the file
+ * cannot be polled io-wq issues the request, still not polled, and
+ * POLL_FIRST's -EAGAIN is the result (io_wq_submit_work stops without a
+ * poll). True when the request is to be armed (NW_RETRY) rather than
+ * answer -ENOTSOCK: epoll takes the file (a tty: -ENOTSOCK once readable,
+ * as there) or refuses it (a worker, whose POLL_FIRST answers -EAGAIN).
+ */
+static inline bool nw_net_arm_nonsock(const struct nw_req *req, bool poll_first)
+{
+	struct stat st;
+
+	if (!poll_first || req->poll_arms || fstat(req->fd, &st))
+		return false;
+	return S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) ||
+	       S_ISBLK(st.st_mode) || S_ISCHR(st.st_mode);
+}
 
 /* The msghdr forms and SEND to an address: req->async. */
 struct nw_msg {

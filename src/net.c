@@ -555,26 +555,12 @@ static bool sr_poll_first(struct nw_req *req, struct nw_sr *sr)
 	return (sr->msg_flags & MSG_DONTWAIT) || poll(&p, 1, 0) != 1;
 }
 
-/*
- * RECV's POLL_FIRST on a file that is no socket and may have no ->poll
- * (a regular file, a directory, a device such as /dev/null), not armed
- * yet: io_recv answers -EAGAIN before it looks for a socket, the kernel
- * arms its poll, and where the file cannot be polled io-wq issues it,
- * still not polled, and POLL_FIRST's -EAGAIN is the result
- * (io_wq_submit_work stops without a poll). So arm it (NW_RETRY): epoll
- * takes the file (a tty: -ENOTSOCK once readable, as there) or refuses it
- * (a worker, and nw_sr_issue_plain's -EAGAIN).
- */
-static bool sr_arm_file(struct nw_req *req, struct nw_sr *sr)
+/* RECV's POLL_FIRST on a file that is no socket (nw_net_arm_nonsock). */
+static bool sr_arm_nonsock(struct nw_req *req, struct nw_sr *sr)
 {
-	struct stat st;
-
-	if (req->opcode != IORING_OP_RECV ||
-	    !(sr->flags & NW_RECVSEND_POLL_FIRST) || req->poll_arms ||
-	    fstat(req->fd, &st))
-		return false;
-	return S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) ||
-	       S_ISBLK(st.st_mode) || S_ISCHR(st.st_mode);
+	return nw_net_arm_nonsock(req,
+				  req->opcode == IORING_OP_RECV &&
+					  (sr->flags & NW_RECVSEND_POLL_FIRST));
 }
 
 static int sr_nonblock(struct nw_req *req, struct nw_sr *sr)
@@ -589,7 +575,7 @@ static int sr_nonblock(struct nw_req *req, struct nw_sr *sr)
 		return sr_wouldblock(req, sr);
 	do {
 		n = sr_call(req, sr, sr->msg_flags | MSG_DONTWAIT, &oflags);
-		if (n == -EAGAIN || (n == -ENOTSOCK && sr_arm_file(req, sr)))
+		if (n == -EAGAIN || (n == -ENOTSOCK && sr_arm_nonsock(req, sr)))
 			return sr_wouldblock(req, sr);
 		ret = sr_account(req, sr, n, oflags, !user_nowait);
 	} while (ret < 0);

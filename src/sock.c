@@ -34,7 +34,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "net.h"
+#include "net-int.h"
 #include "complete.h"
 #include "poll.h"
 #include "rsrc.h"
@@ -267,23 +267,6 @@ static bool accept_poll_first(struct nw_req *req, struct nw_accept *acc)
 	return (acc->iou_flags & NW_ACCEPT_DONTWAIT) || poll(&p, 1, 0) != 1;
 }
 
-/*
- * POLL_FIRST on a file that may have no ->poll (a regular file, a
- * directory, a device), not armed yet: the kernel arms first; where that
- * fails, io-wq runs the accept, still not polled, and POLL_FIRST gives
- * -EAGAIN there. So arm it (NW_RETRY) rather than answer -ENOTSOCK.
- */
-static bool accept_arm_file(struct nw_req *req, struct nw_accept *acc)
-{
-	struct stat st;
-
-	if (!(acc->iou_flags & NW_ACCEPT_POLL_FIRST) || req->poll_arms ||
-	    fstat(req->fd, &st))
-		return false;
-	return S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) ||
-	       S_ISBLK(st.st_mode) || S_ISCHR(st.st_mode);
-}
-
 int nw_accept_issue(struct nw_req *req, unsigned int issue_flags)
 {
 	struct nw_accept *acc = nw_req_cmd(req, struct nw_accept);
@@ -314,7 +297,9 @@ int nw_accept_issue(struct nw_req *req, unsigned int issue_flags)
 	if (accept_poll_first(req, acc))
 		return accept_wouldblock(req, acc);
 	r = accept_once(req, acc);
-	if (r == -EAGAIN || (r == -ENOTSOCK && accept_arm_file(req, acc)))
+	if (r == -EAGAIN ||
+	    (r == -ENOTSOCK &&
+	     nw_net_arm_nonsock(req, acc->iou_flags & NW_ACCEPT_POLL_FIRST)))
 		return accept_wouldblock(req, acc);
 	return accept_finish(req, acc, r);
 }
