@@ -4,6 +4,7 @@
  * kernel, and a minimal raw ring (SQ index array, store-release of the tails
  * and heads we own) on the ring rawring.c maps, independent of liburing.
  */
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -352,6 +353,57 @@ void t_expect_no_cqe_at(struct t_ring *r, unsigned int ms, const char *file,
 		fprintf(stderr, "%s:%d: [%s] waiting for no CQE: %d\n", file,
 			line, t_engine_name(), ret);
 	abort();
+}
+
+void t_expect_read_parked_at(struct t_ring *r, uint64_t ud, int wfd,
+			     const char *data, const void *buf, unsigned int ms,
+			     const char *file, int line)
+{
+	int n = (int)strlen(data), ret = t_submit(r);
+
+	if (ret != 1) {
+		fprintf(stderr, "%s:%d: [%s] submit of the read: %d\n", file,
+			line, t_engine_name(), ret);
+		abort();
+	}
+	t_expect_no_cqe_at(r, ms, file, line);
+	if (write(wfd, data, (size_t)n) != n) {
+		fprintf(stderr, "%s:%d: [%s] write to the pipe: %s\n", file,
+			line, t_engine_name(), strerror(errno));
+		abort();
+	}
+	t_expect_cqe_at(r, ud, n, file, line);
+	if (memcmp(buf, data, (size_t)n)) {
+		fprintf(stderr, "%s:%d: [%s] the read's data is not \"%s\"\n",
+			file, line, t_engine_name(), data);
+		abort();
+	}
+}
+
+ssize_t t_read_text(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	return n;
+}
+
+struct io_uring_sqe *t_queue_rw(struct t_ring *r, int opcode, int fd,
+				const void *addr, unsigned int len,
+				uint64_t off, uint64_t user_data)
+{
+	struct io_uring_sqe *sqe = t_get_sqe(r);
+
+	T_ASSERT(sqe != NULL);
+	t_prep_rw(sqe, opcode, fd, addr, len, off, user_data);
+	return sqe;
 }
 
 uint64_t t_now_us(void)

@@ -94,6 +94,10 @@ int t_run(struct t_ring *r, uint64_t user_data);
 /* Fill an SQE for READ, WRITE, READV or WRITEV (addr/len as the op takes). */
 void t_prep_rw(struct io_uring_sqe *sqe, int opcode, int fd, const void *addr,
 	       unsigned int len, uint64_t off, uint64_t user_data);
+/* The next SQE (asserted there) filled by t_prep_rw. */
+struct io_uring_sqe *t_queue_rw(struct t_ring *r, int opcode, int fd,
+				const void *addr, unsigned int len,
+				uint64_t off, uint64_t user_data);
 /* POLL_ADD on fd for the poll32 events mask, len = flags (MULTI, LEVEL). */
 void t_prep_poll_add(struct io_uring_sqe *sqe, int fd, unsigned int events,
 		     unsigned int flags, uint64_t user_data);
@@ -107,6 +111,17 @@ int t_wait_cqe_timeout(struct t_ring *r, struct io_uring_cqe *out,
 #define t_expect_cqe(r, user_data, res) \
 	t_expect_cqe_at(r, user_data, res, __FILE__, __LINE__)
 unsigned int t_expect_cqe_at(struct t_ring *r, uint64_t user_data, int res,
+			     const char *file, int line);
+/*
+ * A read of an empty pipe parks: submit what is queued (one read, of
+ * user_data ud, into buf), expect no CQE within ms, write data (a string)
+ * to the pipe's write end wfd, then expect ud's CQE with data's length
+ * and buf holding it.
+ */
+#define t_expect_read_parked(r, ud, wfd, data, buf, ms) \
+	t_expect_read_parked_at(r, ud, wfd, data, buf, ms, __FILE__, __LINE__)
+void t_expect_read_parked_at(struct t_ring *r, uint64_t ud, int wfd,
+			     const char *data, const void *buf, unsigned int ms,
 			     const char *file, int line);
 /* Assert that no CQE arrives within ms. */
 #define t_expect_no_cqe(r, ms) t_expect_no_cqe_at(r, ms, __FILE__, __LINE__)
@@ -126,6 +141,11 @@ struct sockaddr_in;
 int t_tcp_listener(struct sockaddr_in *addr, int backlog);
 /* A blocking TCP socket connected to addr. */
 int t_tcp_connect(const struct sockaddr_in *addr);
+/*
+ * Read the file at path (a /proc file) into buf, NUL-terminated, at most
+ * size - 1 bytes: the bytes read (> 0), or -1 (no such file, or empty).
+ */
+ssize_t t_read_text(const char *path, char *buf, size_t size);
 /* Monotonic time in microseconds. */
 uint64_t t_now_us(void);
 

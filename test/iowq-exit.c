@@ -43,19 +43,14 @@ static int count_workers(void)
 	T_ASSERT(d != NULL);
 	while ((de = readdir(d))) {
 		char comm_path[300], comm[32] = "";
-		ssize_t len;
-		int fd;
 
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(comm_path, sizeof(comm_path),
 			 "/proc/self/task/%s/comm", de->d_name);
-		fd = open(comm_path, O_RDONLY);
-		if (fd < 0)
-			continue; /* the thread just exited */
-		len = read(fd, comm, sizeof(comm) - 1);
-		close(fd);
-		if (len > 0 && !strncmp(comm, "iou-wrk-", 8))
+		/* -1: the thread just exited */
+		if (t_read_text(comm_path, comm, sizeof(comm)) > 0 &&
+		    !strncmp(comm, "iou-wrk-", 8))
 			n++;
 	}
 	closedir(d);
@@ -77,28 +72,16 @@ static int worker_switches(int *tid, long *sw, int max)
 	while ((de = readdir(d)) && n < max) {
 		char p[300], buf[4096];
 		const char *v;
-		ssize_t len;
-		int fd;
 
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(p, sizeof(p), "/proc/self/task/%s/comm", de->d_name);
-		fd = open(p, O_RDONLY);
-		if (fd < 0)
-			continue;
-		len = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (len <= 0 || strncmp(buf, "iou-wrk-", 8))
+		if (t_read_text(p, buf, sizeof(buf)) < 0 ||
+		    strncmp(buf, "iou-wrk-", 8))
 			continue;
 		snprintf(p, sizeof(p), "/proc/self/task/%s/status", de->d_name);
-		fd = open(p, O_RDONLY);
-		if (fd < 0)
+		if (t_read_text(p, buf, sizeof(buf)) < 0)
 			continue;
-		len = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (len <= 0)
-			continue;
-		buf[len] = 0;
 		v = strstr(buf, "\nvoluntary_ctxt_switches:");
 		if (!v)
 			continue;

@@ -16,17 +16,6 @@
 
 static char tmpdir[64];
 
-static struct io_uring_sqe *queue_rw(struct t_ring *r, int op, int fd,
-				     const void *addr, unsigned int len,
-				     uint64_t off, uint64_t ud)
-{
-	struct io_uring_sqe *sqe = t_get_sqe(r);
-
-	T_ASSERT(sqe != NULL);
-	t_prep_rw(sqe, op, fd, addr, len, off, ud);
-	return sqe;
-}
-
 /* Submit one SQE already queued, wait for it, check ud and res. */
 static void run_one(struct t_ring *r, uint64_t ud, int res)
 {
@@ -54,12 +43,12 @@ static void test_offsets(void)
 	int fd = temp_file();
 
 	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
-	queue_rw(&r, IORING_OP_WRITE, fd, "hello world", 11, 0, 1);
+	t_queue_rw(&r, IORING_OP_WRITE, fd, "hello world", 11, 0, 1);
 	run_one(&r, 1, 11);
-	queue_rw(&r, IORING_OP_WRITE, fd, "WORLD", 5, 6, 2);
+	t_queue_rw(&r, IORING_OP_WRITE, fd, "WORLD", 5, 6, 2);
 	run_one(&r, 2, 5);
 	/* A write past the end leaves a hole of zeros. */
-	queue_rw(&r, IORING_OP_WRITE, fd, "end", 3, 20, 3);
+	t_queue_rw(&r, IORING_OP_WRITE, fd, "end", 3, 20, 3);
 	run_one(&r, 3, 3);
 	T_ASSERT_EQ(lseek(fd, 0, SEEK_END), 23);
 	/* Explicit offsets do not move the file position. */
@@ -67,31 +56,31 @@ static void test_offsets(void)
 	T_ASSERT_EQ(lseek(fd, 0, SEEK_SET), 0);
 
 	memset(buf, 'x', sizeof(buf));
-	queue_rw(&r, IORING_OP_READ, fd, buf, 5, 6, 4);
+	t_queue_rw(&r, IORING_OP_READ, fd, buf, 5, 6, 4);
 	run_one(&r, 4, 5);
 	T_ASSERT_EQ(memcmp(buf, "WORLD", 5), 0);
-	queue_rw(&r, IORING_OP_READ, fd, buf, sizeof(buf), 0, 5);
+	t_queue_rw(&r, IORING_OP_READ, fd, buf, sizeof(buf), 0, 5);
 	run_one(&r, 5, 23);
 	T_ASSERT_EQ(memcmp(buf, "hello WORLD\0\0\0\0\0\0\0\0\0end", 23), 0);
 	T_ASSERT_EQ(lseek(fd, 0, SEEK_CUR), 0);
 
 	/* Read at or past EOF: 0. */
-	queue_rw(&r, IORING_OP_READ, fd, buf, sizeof(buf), 23, 6);
+	t_queue_rw(&r, IORING_OP_READ, fd, buf, sizeof(buf), 23, 6);
 	run_one(&r, 6, 0);
-	queue_rw(&r, IORING_OP_READ, fd, buf, sizeof(buf), 1 << 20, 7);
+	t_queue_rw(&r, IORING_OP_READ, fd, buf, sizeof(buf), 1 << 20, 7);
 	run_one(&r, 7, 0);
 	/* Straddling EOF: the bytes up to EOF (a short read is final here). */
-	queue_rw(&r, IORING_OP_READ, fd, buf, sizeof(buf), 20, 8);
+	t_queue_rw(&r, IORING_OP_READ, fd, buf, sizeof(buf), 20, 8);
 	run_one(&r, 8, 3);
 	T_ASSERT_EQ(memcmp(buf, "end", 3), 0);
 
 	/* Negative offsets other than -1: -EINVAL. */
-	queue_rw(&r, IORING_OP_READ, fd, buf, 4, (uint64_t)-2, 9);
+	t_queue_rw(&r, IORING_OP_READ, fd, buf, 4, (uint64_t)-2, 9);
 	run_one(&r, 9, -EINVAL);
-	queue_rw(&r, IORING_OP_WRITE, fd, "x", 1, (uint64_t)-100, 10);
+	t_queue_rw(&r, IORING_OP_WRITE, fd, "x", 1, (uint64_t)-100, 10);
 	run_one(&r, 10, -EINVAL);
 	/* Zero length at any offset: 0. */
-	queue_rw(&r, IORING_OP_READ, fd, buf, 0, 5, 11);
+	t_queue_rw(&r, IORING_OP_READ, fd, buf, 0, 5, 11);
 	run_one(&r, 11, 0);
 	t_ring_exit(&r);
 	close(fd);
@@ -105,15 +94,15 @@ static void test_cur_pos(void)
 	int fd = temp_file(), i;
 
 	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
-	queue_rw(&r, IORING_OP_WRITE, fd, "abcd", 4, (uint64_t)-1, 1);
+	t_queue_rw(&r, IORING_OP_WRITE, fd, "abcd", 4, (uint64_t)-1, 1);
 	run_one(&r, 1, 4);
 	T_ASSERT_EQ(lseek(fd, 0, SEEK_CUR), 4);
-	queue_rw(&r, IORING_OP_WRITE, fd, "efgh", 4, (uint64_t)-1, 2);
+	t_queue_rw(&r, IORING_OP_WRITE, fd, "efgh", 4, (uint64_t)-1, 2);
 	run_one(&r, 2, 4);
 	T_ASSERT_EQ(lseek(fd, 0, SEEK_CUR), 8);
 
 	T_ASSERT_EQ(lseek(fd, 2, SEEK_SET), 2);
-	queue_rw(&r, IORING_OP_READ, fd, buf, 3, (uint64_t)-1, 3);
+	t_queue_rw(&r, IORING_OP_READ, fd, buf, 3, (uint64_t)-1, 3);
 	run_one(&r, 3, 3);
 	T_ASSERT_EQ(memcmp(buf, "cde", 3), 0);
 	T_ASSERT_EQ(lseek(fd, 0, SEEK_CUR), 5);
@@ -122,8 +111,8 @@ static void test_cur_pos(void)
 	T_ASSERT_EQ(lseek(fd, 0, SEEK_SET), 0);
 	for (i = 0; i < 4; i++) {
 		struct io_uring_sqe *sqe =
-			queue_rw(&r, IORING_OP_READ, fd, buf + 2 * i, 2,
-				 (uint64_t)-1, 10 + i);
+			t_queue_rw(&r, IORING_OP_READ, fd, buf + 2 * i, 2,
+				   (uint64_t)-1, 10 + i);
 
 		if (i < 3)
 			sqe->flags = IOSQE_IO_LINK;
@@ -135,7 +124,7 @@ static void test_cur_pos(void)
 	T_ASSERT_EQ(lseek(fd, 0, SEEK_CUR), 8);
 
 	/* At EOF: 0 and the position stays. */
-	queue_rw(&r, IORING_OP_READ, fd, buf, 8, (uint64_t)-1, 20);
+	t_queue_rw(&r, IORING_OP_READ, fd, buf, 8, (uint64_t)-1, 20);
 	run_one(&r, 20, 0);
 	T_ASSERT_EQ(lseek(fd, 0, SEEK_CUR), 8);
 
@@ -143,13 +132,13 @@ static void test_cur_pos(void)
 	{
 		struct iovec iov[2] = {{(void *)"12", 2}, {(void *)"345", 3}};
 
-		queue_rw(&r, IORING_OP_WRITEV, fd, iov, 2, (uint64_t)-1, 21);
+		t_queue_rw(&r, IORING_OP_WRITEV, fd, iov, 2, (uint64_t)-1, 21);
 		run_one(&r, 21, 5);
 		T_ASSERT_EQ(lseek(fd, 0, SEEK_CUR), 13);
 		T_ASSERT_EQ(lseek(fd, 6, SEEK_SET), 6);
 		iov[0].iov_base = buf;
 		iov[1].iov_base = buf + 10;
-		queue_rw(&r, IORING_OP_READV, fd, iov, 2, (uint64_t)-1, 22);
+		t_queue_rw(&r, IORING_OP_READV, fd, iov, 2, (uint64_t)-1, 22);
 		run_one(&r, 22, 5);
 		T_ASSERT_EQ(memcmp(buf, "gh", 2), 0);
 		T_ASSERT_EQ(memcmp(buf + 10, "123", 3), 0);
@@ -165,9 +154,9 @@ static void test_cur_pos(void)
 		afd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_APPEND, 0600);
 		T_ASSERT_GE(afd, 0);
 		T_ASSERT_EQ(write(afd, "base", 4), 4);
-		queue_rw(&r, IORING_OP_WRITE, afd, "-a", 2, (uint64_t)-1, 23);
+		t_queue_rw(&r, IORING_OP_WRITE, afd, "-a", 2, (uint64_t)-1, 23);
 		run_one(&r, 23, 2);
-		queue_rw(&r, IORING_OP_WRITE, afd, "-b", 2, 0, 24);
+		t_queue_rw(&r, IORING_OP_WRITE, afd, "-b", 2, 0, 24);
 		run_one(&r, 24, 2);
 		T_ASSERT_EQ(pread(afd, buf, sizeof(buf), 0), 8);
 		T_ASSERT_EQ(memcmp(buf, "base-a-b", 8), 0);
@@ -192,16 +181,16 @@ static void test_large(void)
 	for (i = 0; i < sz; i++)
 		wbuf[i] = (char)(i * 131 + (i >> 12));
 	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
-	queue_rw(&r, IORING_OP_WRITE, fd, wbuf, sz, 0, 1);
+	t_queue_rw(&r, IORING_OP_WRITE, fd, wbuf, sz, 0, 1);
 	run_one(&r, 1, (int)sz);
-	queue_rw(&r, IORING_OP_READ, fd, rbuf, sz, 0, 2);
+	t_queue_rw(&r, IORING_OP_READ, fd, rbuf, sz, 0, 2);
 	run_one(&r, 2, (int)sz);
 	T_ASSERT_EQ(memcmp(rbuf, wbuf, sz), 0);
 
 	/* After dropping the page cache hint, through IOSQE_ASYNC too. */
 	T_ASSERT_EQ(posix_fadvise(fd, 0, sz, POSIX_FADV_DONTNEED), 0);
 	memset(rbuf, 0, sz);
-	queue_rw(&r, IORING_OP_READ, fd, rbuf, sz, 0, 3)->flags = IOSQE_ASYNC;
+	t_queue_rw(&r, IORING_OP_READ, fd, rbuf, sz, 0, 3)->flags = IOSQE_ASYNC;
 	run_one(&r, 3, (int)sz);
 	T_ASSERT_EQ(memcmp(rbuf, wbuf, sz), 0);
 
@@ -211,7 +200,7 @@ static void test_large(void)
 		iov[i].iov_base = rbuf + i * (sz / 4);
 		iov[i].iov_len = sz / 4;
 	}
-	queue_rw(&r, IORING_OP_READV, fd, iov, 4, 4096, 4);
+	t_queue_rw(&r, IORING_OP_READV, fd, iov, 4, 4096, 4);
 	run_one(&r, 4, (int)(sz - 4096));
 	T_ASSERT_EQ(memcmp(rbuf, wbuf + 4096, sz - 4096), 0);
 	t_ring_exit(&r);
@@ -231,15 +220,15 @@ static void test_vectored(void)
 	int fd = temp_file();
 
 	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
-	queue_rw(&r, IORING_OP_WRITEV, fd, wiov, 3, 100, 1);
+	t_queue_rw(&r, IORING_OP_WRITEV, fd, wiov, 3, 100, 1);
 	run_one(&r, 1, 20);
-	queue_rw(&r, IORING_OP_READV, fd, riov, 3, 100, 2);
+	t_queue_rw(&r, IORING_OP_READV, fd, riov, 3, 100, 2);
 	run_one(&r, 2, 20);
 	T_ASSERT_EQ(memcmp(c, "0123456789", 10), 0);
 	T_ASSERT_EQ(memcmp(a, "abcd", 4), 0);
 	T_ASSERT_EQ(memcmp(b, "efghij", 6), 0);
 	/* The iovec array is copied at submit: clobbering it after is fine. */
-	queue_rw(&r, IORING_OP_READV, fd, riov, 3, 104, 3);
+	t_queue_rw(&r, IORING_OP_READV, fd, riov, 3, 104, 3);
 	T_ASSERT_EQ(t_submit(&r), 1);
 	memset(riov, 0, sizeof(riov));
 	T_ASSERT_EQ(t_expect_cqe(&r, 3, 16), 0);
@@ -261,11 +250,11 @@ static void test_async(void)
 
 	T_ASSERT_EQ(t_ring_init(&r, 16, NULL), 0);
 	T_ASSERT_EQ(pwrite(fd, "0123456789abcdef", 16, 0), 16);
-	queue_rw(&r, IORING_OP_WRITE, fd, "ASYNC", 5, 16, 1)->flags =
+	t_queue_rw(&r, IORING_OP_WRITE, fd, "ASYNC", 5, 16, 1)->flags =
 		IOSQE_ASYNC;
 	run_one(&r, 1, 5);
 	for (i = 0; i < 8; i++)
-		queue_rw(&r, IORING_OP_READ, fd, bufs[i], 2, 2 * i, 10 + i)
+		t_queue_rw(&r, IORING_OP_READ, fd, bufs[i], 2, 2 * i, 10 + i)
 			->flags = IOSQE_ASYNC;
 	T_ASSERT_EQ(t_submit_and_wait(&r, 8), 8);
 	for (i = 0; i < 8; i++) {
@@ -281,13 +270,13 @@ static void test_async(void)
 		T_ASSERT_EQ(memcmp(bufs[i], "0123456789abcdef" + 2 * i, 2), 0);
 	/* Async at -1 on the file position. */
 	T_ASSERT_EQ(lseek(fd, 16, SEEK_SET), 16);
-	queue_rw(&r, IORING_OP_READ, fd, bufs[0], 8, (uint64_t)-1, 20)->flags =
-		IOSQE_ASYNC;
+	t_queue_rw(&r, IORING_OP_READ, fd, bufs[0], 8, (uint64_t)-1, 20)
+		->flags = IOSQE_ASYNC;
 	run_one(&r, 20, 5);
 	T_ASSERT_EQ(memcmp(bufs[0], "ASYNC", 5), 0);
 	T_ASSERT_EQ(lseek(fd, 0, SEEK_CUR), 21);
 	/* An async EFAULT is still a CQE, not a crash. */
-	queue_rw(&r, IORING_OP_READ, fd, (void *)8, 4, 0, 21)->flags =
+	t_queue_rw(&r, IORING_OP_READ, fd, (void *)8, 4, 0, 21)->flags =
 		IOSQE_ASYNC;
 	run_one(&r, 21, -EFAULT);
 	t_ring_exit(&r);
@@ -309,43 +298,43 @@ static void test_errors(void)
 	rfd = open(path, O_RDONLY);
 	T_ASSERT_GE(rfd, 0);
 
-	queue_rw(&r, IORING_OP_WRITE, rfd, "x", 1, 0, 1);
+	t_queue_rw(&r, IORING_OP_WRITE, rfd, "x", 1, 0, 1);
 	run_one(&r, 1, -EBADF);
-	queue_rw(&r, IORING_OP_READ, wfd, buf, sizeof(buf), 0, 2);
+	t_queue_rw(&r, IORING_OP_READ, wfd, buf, sizeof(buf), 0, 2);
 	run_one(&r, 2, -EBADF);
 	{
 		struct iovec iov = {buf, sizeof(buf)};
 
-		queue_rw(&r, IORING_OP_WRITEV, rfd, &iov, 1, 0, 3);
+		t_queue_rw(&r, IORING_OP_WRITEV, rfd, &iov, 1, 0, 3);
 		run_one(&r, 3, -EBADF);
-		queue_rw(&r, IORING_OP_READV, wfd, &iov, 1, 0, 4);
+		t_queue_rw(&r, IORING_OP_READV, wfd, &iov, 1, 0, 4);
 		run_one(&r, 4, -EBADF);
 	}
-	queue_rw(&r, IORING_OP_READ, rfd, buf, sizeof(buf), 0, 5);
+	t_queue_rw(&r, IORING_OP_READ, rfd, buf, sizeof(buf), 0, 5);
 	run_one(&r, 5, 8);
 
 	dfd = open(tmpdir, O_RDONLY | O_DIRECTORY);
 	T_ASSERT_GE(dfd, 0);
-	queue_rw(&r, IORING_OP_READ, dfd, buf, sizeof(buf), 0, 6);
+	t_queue_rw(&r, IORING_OP_READ, dfd, buf, sizeof(buf), 0, 6);
 	run_one(&r, 6, -EISDIR);
-	queue_rw(&r, IORING_OP_READ, dfd, buf, sizeof(buf), (uint64_t)-1, 7);
+	t_queue_rw(&r, IORING_OP_READ, dfd, buf, sizeof(buf), (uint64_t)-1, 7);
 	run_one(&r, 7, -EISDIR);
 	/* An O_PATH fd has no read: -EBADF. */
 	{
 		int pfd = open(path, O_PATH);
 
 		T_ASSERT_GE(pfd, 0);
-		queue_rw(&r, IORING_OP_READ, pfd, buf, sizeof(buf), 0, 8);
+		t_queue_rw(&r, IORING_OP_READ, pfd, buf, sizeof(buf), 0, 8);
 		run_one(&r, 8, -EBADF);
 		close(pfd);
 	}
 	/* A closed fd. */
-	queue_rw(&r, IORING_OP_READ, 4000, buf, sizeof(buf), 0, 9);
+	t_queue_rw(&r, IORING_OP_READ, 4000, buf, sizeof(buf), 0, 9);
 	run_one(&r, 9, -EBADF);
 	/* Bad buffers: -EFAULT, file unchanged. */
-	queue_rw(&r, IORING_OP_READ, rfd, (void *)8, 4, 0, 10);
+	t_queue_rw(&r, IORING_OP_READ, rfd, (void *)8, 4, 0, 10);
 	run_one(&r, 10, -EFAULT);
-	queue_rw(&r, IORING_OP_WRITE, wfd, (void *)8, 4, 0, 11);
+	t_queue_rw(&r, IORING_OP_WRITE, wfd, (void *)8, 4, 0, 11);
 	run_one(&r, 11, -EFAULT);
 	T_ASSERT_EQ(pread(rfd, buf, sizeof(buf), 0), 8);
 	T_ASSERT_EQ(memcmp(buf, "readonly", 8), 0);
@@ -365,15 +354,34 @@ static void test_link_order(void)
 	int fd = temp_file();
 
 	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
-	queue_rw(&r, IORING_OP_WRITE, fd, "linked", 6, 0, 1)->flags =
+	t_queue_rw(&r, IORING_OP_WRITE, fd, "linked", 6, 0, 1)->flags =
 		IOSQE_IO_LINK;
-	queue_rw(&r, IORING_OP_READ, fd, buf, 6, 0, 2);
+	t_queue_rw(&r, IORING_OP_READ, fd, buf, 6, 0, 2);
 	T_ASSERT_EQ(t_submit_and_wait(&r, 2), 2);
 	T_ASSERT_EQ(t_expect_cqe(&r, 1, 6), 0);
 	T_ASSERT_EQ(t_expect_cqe(&r, 2, 6), 0);
 	T_ASSERT_EQ(memcmp(buf, "linked", 6), 0);
 	t_ring_exit(&r);
 	close(fd);
+}
+
+/*
+ * A temp file holding data (len, a multiple of 4), read 4 bytes at a time
+ * at each offset in full (user_data 0, 1...): the engine learns it is a
+ * regular file. Returns it.
+ */
+static int file_read_at_offsets(struct t_ring *r, const char *data, size_t len)
+{
+	char buf[4];
+	int fd = temp_file();
+
+	T_ASSERT_EQ(pwrite(fd, data, len, 0), (ssize_t)len);
+	for (size_t i = 0; i < len / 4; i++) {
+		t_queue_rw(r, IORING_OP_READ, fd, buf, 4, i * 4, i);
+		run_one(r, i, 4);
+		T_ASSERT_EQ(memcmp(buf, data + i * 4, 4), 0);
+	}
+	return fd;
 }
 
 /*
@@ -391,13 +399,7 @@ static void test_number_reused(void)
 	int fd, p[2], i;
 
 	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
-	fd = temp_file();
-	T_ASSERT_EQ(pwrite(fd, data, sizeof(data), 0), (ssize_t)sizeof(data));
-	for (i = 0; i < 4; i++) {
-		queue_rw(&r, IORING_OP_READ, fd, buf, 4, (uint64_t)i * 4, i);
-		run_one(&r, i, 4);
-		T_ASSERT_EQ(memcmp(buf, data + i * 4, 4), 0);
-	}
+	fd = file_read_at_offsets(&r, data, sizeof(data));
 	sqe = t_get_sqe(&r);
 	T_ASSERT(sqe != NULL);
 	sqe->opcode = IORING_OP_CLOSE;
@@ -406,12 +408,8 @@ static void test_number_reused(void)
 	run_one(&r, 10, 0);
 	T_ASSERT_EQ(pipe(p), 0);
 	T_ASSERT_EQ(p[0], fd); /* the lowest free number */
-	queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 11);
-	T_ASSERT_EQ(t_submit(&r), 1);
-	t_expect_no_cqe(&r, 20);
-	T_ASSERT_EQ(write(p[1], "pipe", 4), 4);
-	T_ASSERT_EQ(t_expect_cqe(&r, 11, 4), 0);
-	T_ASSERT_EQ(memcmp(buf, "pipe", 4), 0);
+	t_queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 11);
+	t_expect_read_parked(&r, 11, p[1], "pipe", buf, 20);
 	close(p[1]);
 	sqe = t_get_sqe(&r);
 	T_ASSERT(sqe != NULL);
@@ -423,7 +421,7 @@ static void test_number_reused(void)
 	T_ASSERT_EQ(pwrite(fd, data, sizeof(data), 0), (ssize_t)sizeof(data));
 	for (i = 0; i < 4; i++) {
 		/* a short read of a file continues to the end: 8 of 10 */
-		queue_rw(&r, IORING_OP_READ, fd, buf, 10, 8, 20 + i);
+		t_queue_rw(&r, IORING_OP_READ, fd, buf, 10, 8, 20 + i);
 		run_one(&r, 20 + i, 8);
 		T_ASSERT_EQ(memcmp(buf, data + 8, 8), 0);
 	}
@@ -447,24 +445,14 @@ static void test_number_reused_unseen(void)
 	int fd, p[2], s[2], i;
 
 	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
-	fd = temp_file();
-	T_ASSERT_EQ(pwrite(fd, data, sizeof(data), 0), (ssize_t)sizeof(data));
-	for (i = 0; i < 4; i++) {
-		queue_rw(&r, IORING_OP_READ, fd, buf, 4, (uint64_t)i * 4, i);
-		run_one(&r, i, 4);
-		T_ASSERT_EQ(memcmp(buf, data + i * 4, 4), 0);
-	}
+	fd = file_read_at_offsets(&r, data, sizeof(data));
 	close(fd);
 	T_ASSERT_EQ(pipe(p), 0);
 	T_ASSERT_EQ(p[0], fd); /* the lowest free number */
-	queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 11);
-	T_ASSERT_EQ(t_submit(&r), 1);
-	t_expect_no_cqe(&r, 20);
-	T_ASSERT_EQ(write(p[1], "pipe", 4), 4);
-	T_ASSERT_EQ(t_expect_cqe(&r, 11, 4), 0);
-	T_ASSERT_EQ(memcmp(buf, "pipe", 4), 0);
+	t_queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 11);
+	t_expect_read_parked(&r, 11, p[1], "pipe", buf, 20);
 	T_ASSERT_EQ(write(p[1], "abcdef", 6), 6);
-	queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 12);
+	t_queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 12);
 	run_one(&r, 12, 6); /* short: a pipe read is not continued */
 	T_ASSERT_EQ(memcmp(buf, "abcdef", 6), 0);
 	close(p[0]);
@@ -472,7 +460,7 @@ static void test_number_reused_unseen(void)
 	T_ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, s), 0);
 	T_ASSERT_EQ(s[0], fd);
 	T_ASSERT_EQ(write(s[1], "sock", 4), 4);
-	queue_rw(&r, IORING_OP_READ, s[0], buf, sizeof(buf), 0, 13);
+	t_queue_rw(&r, IORING_OP_READ, s[0], buf, sizeof(buf), 0, 13);
 	run_one(&r, 13, 4);
 	T_ASSERT_EQ(memcmp(buf, "sock", 4), 0);
 	if (t_engine() == T_ENGINE_USER)
@@ -482,12 +470,12 @@ static void test_number_reused_unseen(void)
 	T_ASSERT_EQ(temp_file(), fd);
 	T_ASSERT_EQ(pwrite(fd, data, sizeof(data), 0), (ssize_t)sizeof(data));
 	for (i = 0; i < 3; i++) {
-		queue_rw(&r, IORING_OP_READ, fd, buf, 4, 12 - (uint64_t)i * 4,
-			 20 + i);
+		t_queue_rw(&r, IORING_OP_READ, fd, buf, 4, 12 - (uint64_t)i * 4,
+			   20 + i);
 		run_one(&r, 20 + i, 4);
 		T_ASSERT_EQ(memcmp(buf, data + 12 - i * 4, 4), 0);
 	}
-	queue_rw(&r, IORING_OP_READ, fd, buf, 10, 8, 24);
+	t_queue_rw(&r, IORING_OP_READ, fd, buf, 10, 8, 24);
 	run_one(&r, 24, 8); /* a short read of a file continues to EOF */
 	T_ASSERT_EQ(memcmp(buf, data + 8, 8), 0);
 	close(fd);

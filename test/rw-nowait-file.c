@@ -26,10 +26,8 @@ static struct io_uring_sqe *queue_rw(struct t_ring *r, int op, int fd,
 				     uint64_t off, int rw_flags,
 				     unsigned int sqe_flags)
 {
-	struct io_uring_sqe *sqe = t_get_sqe(r);
+	struct io_uring_sqe *sqe = t_queue_rw(r, op, fd, addr, len, off, 1);
 
-	T_ASSERT(sqe != NULL);
-	t_prep_rw(sqe, op, fd, addr, len, off, 1);
 	sqe->rw_flags = rw_flags;
 	sqe->flags = (uint8_t)sqe_flags;
 	return sqe;

@@ -21,17 +21,6 @@ static void on_sigpipe(int sig)
 	sigpipe_count++;
 }
 
-static struct io_uring_sqe *queue_rw(struct t_ring *r, int op, int fd,
-				     const void *addr, unsigned int len,
-				     uint64_t off, uint64_t ud)
-{
-	struct io_uring_sqe *sqe = t_get_sqe(r);
-
-	T_ASSERT(sqe != NULL);
-	t_prep_rw(sqe, op, fd, addr, len, off, ud);
-	return sqe;
-}
-
 static int pipe_bytes(int fd)
 {
 	int n = -1;
@@ -50,12 +39,8 @@ static void test_read_parks(void)
 	T_ASSERT_EQ(pipe(p), 0);
 	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
 	memset(buf, 0, sizeof(buf));
-	queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1);
-	T_ASSERT_EQ(t_submit(&r), 1);
-	t_expect_no_cqe(&r, 50);
-	T_ASSERT_EQ(write(p[1], "hello", 5), 5);
-	T_ASSERT_EQ(t_expect_cqe(&r, 1, 5), 0);
-	T_ASSERT_EQ(memcmp(buf, "hello", 5), 0);
+	t_queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1);
+	t_expect_read_parked(&r, 1, p[1], "hello", buf, 50);
 	T_ASSERT_EQ(t_cq_ready(&r), 0);
 	t_ring_exit(&r);
 	close(p[0]);
@@ -74,7 +59,7 @@ static void test_read_other_thread(void)
 	T_ASSERT_EQ(pipe(p), 0);
 	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
 	memset(buf, 0, sizeof(buf));
-	queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 7);
+	t_queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 7);
 	t_writer_start(&w, p[1], msg, sizeof(msg), 20000);
 	T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 	T_ASSERT_EQ(t_expect_cqe(&r, 7, sizeof(msg)), 0);
@@ -95,14 +80,14 @@ static void test_read_inline(void)
 	T_ASSERT_EQ(pipe(p), 0);
 	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
 	T_ASSERT_EQ(write(p[1], "0123456789abcdef", 16), 16);
-	queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 2);
+	t_queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 2);
 	T_ASSERT_EQ(t_submit(&r), 1);
 	T_ASSERT_EQ(t_cq_ready(&r), 1);
 	T_ASSERT_EQ(t_expect_cqe(&r, 2, 16), 0);
 	T_ASSERT_EQ(memcmp(buf, "0123456789abcdef", 16), 0);
 
 	/* The write side too: a write with room completes inline. */
-	queue_rw(&r, IORING_OP_WRITE, p[1], "xyz", 3, 0, 3);
+	t_queue_rw(&r, IORING_OP_WRITE, p[1], "xyz", 3, 0, 3);
 	T_ASSERT_EQ(t_submit(&r), 1);
 	T_ASSERT_EQ(t_cq_ready(&r), 1);
 	T_ASSERT_EQ(t_expect_cqe(&r, 3, 3), 0);
@@ -110,7 +95,7 @@ static void test_read_inline(void)
 
 	/* A zero-length read of an empty pipe completes at once with 0. */
 	T_ASSERT_EQ(read(p[0], buf, 3), 3);
-	queue_rw(&r, IORING_OP_READ, p[0], buf, 0, 0, 4);
+	t_queue_rw(&r, IORING_OP_READ, p[0], buf, 0, 0, 4);
 	T_ASSERT_EQ(t_submit(&r), 1);
 	T_ASSERT_EQ(t_expect_cqe(&r, 4, 0), 0);
 	t_ring_exit(&r);
@@ -128,13 +113,13 @@ static void test_short_read(void)
 	T_ASSERT_EQ(pipe(p), 0);
 	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
 	T_ASSERT_EQ(write(p[1], "0123456789abcdef", 16), 16);
-	queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1);
+	t_queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1);
 	T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 	T_ASSERT_EQ(t_expect_cqe(&r, 1, 16), 0);
 	T_ASSERT_EQ(memcmp(buf, "0123456789abcdef", 16), 0);
 
 	/* Parked, then 16 arrive: also 16, not a wait for 100. */
-	queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 2);
+	t_queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 2);
 	T_ASSERT_EQ(t_submit(&r), 1);
 	t_expect_no_cqe(&r, 20);
 	T_ASSERT_EQ(write(p[1], "fedcba9876543210", 16), 16);
@@ -155,7 +140,7 @@ static void test_eof(void)
 	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
 
 	T_ASSERT_EQ(pipe(p), 0);
-	queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1);
+	t_queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1);
 	T_ASSERT_EQ(t_submit(&r), 1);
 	t_expect_no_cqe(&r, 20);
 	close(p[1]);
@@ -166,10 +151,10 @@ static void test_eof(void)
 	T_ASSERT_EQ(pipe(p), 0);
 	T_ASSERT_EQ(write(p[1], "abc", 3), 3);
 	close(p[1]);
-	queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 2);
+	t_queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 2);
 	T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 	T_ASSERT_EQ(t_expect_cqe(&r, 2, 3), 0);
-	queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 3);
+	t_queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 3);
 	T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 	T_ASSERT_EQ(t_expect_cqe(&r, 3, 0), 0);
 	close(p[0]);
@@ -194,7 +179,7 @@ static void test_epipe(void)
 	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
 	T_ASSERT_EQ(pipe(p), 0);
 	close(p[0]);
-	queue_rw(&r, IORING_OP_WRITE, p[1], "data", 4, 0, 1);
+	t_queue_rw(&r, IORING_OP_WRITE, p[1], "data", 4, 0, 1);
 	T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 	T_ASSERT_EQ(t_expect_cqe(&r, 1, -EPIPE), 0);
 	/* The kernel's inline write raises SIGPIPE on the submitter. */
@@ -204,7 +189,7 @@ static void test_epipe(void)
 	{
 		struct iovec iov[2] = {{(void *)"ab", 2}, {(void *)"cd", 2}};
 
-		queue_rw(&r, IORING_OP_WRITEV, p[1], iov, 2, 0, 2);
+		t_queue_rw(&r, IORING_OP_WRITEV, p[1], iov, 2, 0, 2);
 		T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 		T_ASSERT_EQ(t_expect_cqe(&r, 2, -EPIPE), 0);
 		T_ASSERT_EQ(sigpipe_count, 2);
@@ -225,7 +210,7 @@ static void test_epipe(void)
 		T_ASSERT_LE(sz, (int)sizeof(big));
 		T_ASSERT_EQ(write(p[1], big, sz), sz);
 		sigpipe_count = 0;
-		queue_rw(&r, IORING_OP_WRITE, p[1], "x", 1, 0, 3);
+		t_queue_rw(&r, IORING_OP_WRITE, p[1], "x", 1, 0, 3);
 		T_ASSERT_EQ(t_submit(&r), 1);
 		t_expect_no_cqe(&r, 20);
 		close(p[0]);
@@ -257,7 +242,7 @@ static void test_write_short(void)
 	for (i = 0; i < (int)sizeof(big); i++)
 		big[i] = (char)(i * 7 + 3);
 	T_ASSERT_EQ(write(p[1], big, 60000), 60000);
-	queue_rw(&r, IORING_OP_WRITE, p[1], big + 60000, 16384, 0, 1);
+	t_queue_rw(&r, IORING_OP_WRITE, p[1], big + 60000, 16384, 0, 1);
 	T_ASSERT_EQ(t_submit(&r), 1);
 	T_ASSERT_EQ(t_wait_cqe(&r, &cqe), 0);
 	res = cqe.res;
@@ -273,7 +258,7 @@ static void test_write_short(void)
 
 	/* A full pipe: the write parks and completes in full once drained. */
 	T_ASSERT_EQ(write(p[1], big, sz), sz);
-	queue_rw(&r, IORING_OP_WRITE, p[1], "tail", 4, 0, 2);
+	t_queue_rw(&r, IORING_OP_WRITE, p[1], "tail", 4, 0, 2);
 	T_ASSERT_EQ(t_submit(&r), 1);
 	t_expect_no_cqe(&r, 20);
 	T_ASSERT_EQ(read(p[0], out, 4096), 4096);
@@ -294,14 +279,14 @@ static void test_rwf_nowait(void)
 
 	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
 	T_ASSERT_EQ(pipe(p), 0);
-	sqe = queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1);
+	sqe = t_queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1);
 	sqe->rw_flags = RWF_NOWAIT;
 	T_ASSERT_EQ(t_submit(&r), 1);
 	T_ASSERT_EQ(t_expect_cqe(&r, 1, -EAGAIN), 0);
 
 	/* With data it reads. */
 	T_ASSERT_EQ(write(p[1], "ab", 2), 2);
-	sqe = queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 2);
+	sqe = t_queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 2);
 	sqe->rw_flags = RWF_NOWAIT;
 	T_ASSERT_EQ(t_submit(&r), 1);
 	T_ASSERT_EQ(t_expect_cqe(&r, 2, 2), 0);
@@ -310,10 +295,10 @@ static void test_rwf_nowait(void)
 	{
 		struct iovec iov = {buf, sizeof(buf)};
 
-		sqe = queue_rw(&r, IORING_OP_READV, p[0], &iov, 1, 0, 3);
+		sqe = t_queue_rw(&r, IORING_OP_READV, p[0], &iov, 1, 0, 3);
 		sqe->rw_flags = RWF_NOWAIT;
-		sqe = queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0,
-			       4);
+		sqe = t_queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0,
+				 4);
 		sqe->rw_flags = RWF_NOWAIT;
 		sqe->flags = IOSQE_ASYNC;
 		T_ASSERT_EQ(t_submit_and_wait(&r, 2), 2);
@@ -338,14 +323,14 @@ static void test_rwf_nowait(void)
 		int sz = fcntl(p[1], F_GETPIPE_SZ);
 
 		T_ASSERT_EQ(write(p[1], big, sz), sz);
-		sqe = queue_rw(&r, IORING_OP_WRITE, p[1], "x", 1, 0, 5);
+		sqe = t_queue_rw(&r, IORING_OP_WRITE, p[1], "x", 1, 0, 5);
 		sqe->rw_flags = RWF_NOWAIT;
 		T_ASSERT_EQ(t_submit(&r), 1);
 		T_ASSERT_EQ(t_expect_cqe(&r, 5, -EAGAIN), 0);
 	}
 
 	/* Unknown rw_flags bits: -EOPNOTSUPP from kiocb_set_rw_flags. */
-	sqe = queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 6);
+	sqe = t_queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 6);
 	sqe->rw_flags = 0x80000000U;
 	T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 	T_ASSERT_EQ(t_expect_cqe(&r, 6, -EOPNOTSUPP), 0);
@@ -363,7 +348,7 @@ static void test_nonblock_fd(void)
 
 	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
 	T_ASSERT_EQ(pipe2(p, O_NONBLOCK), 0);
-	queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1);
+	t_queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1);
 	T_ASSERT_EQ(t_submit(&r), 1);
 	t_expect_no_cqe(&r, 30);
 	T_ASSERT_EQ(write(p[1], "nb", 2), 2);
@@ -385,7 +370,7 @@ static void test_flags_untouched(void)
 
 	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
 	T_ASSERT_EQ(pipe(p), 0);
-	queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1);
+	t_queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1);
 	T_ASSERT_EQ(t_submit(&r), 1);
 	t_expect_no_cqe(&r, 10);
 	T_ASSERT_EQ(fcntl(p[0], F_GETFL) & O_NONBLOCK, 0);
@@ -407,14 +392,14 @@ static void test_offset_ignored(void)
 
 	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
 	T_ASSERT_EQ(pipe(p), 0);
-	queue_rw(&r, IORING_OP_WRITE, p[1], "offs", 4, 12345, 1);
+	t_queue_rw(&r, IORING_OP_WRITE, p[1], "offs", 4, 12345, 1);
 	T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 	T_ASSERT_EQ(t_expect_cqe(&r, 1, 4), 0);
-	queue_rw(&r, IORING_OP_READ, p[0], buf, 2, 12345, 2);
+	t_queue_rw(&r, IORING_OP_READ, p[0], buf, 2, 12345, 2);
 	T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 	T_ASSERT_EQ(t_expect_cqe(&r, 2, 2), 0);
 	T_ASSERT_EQ(memcmp(buf, "of", 2), 0);
-	queue_rw(&r, IORING_OP_READ, p[0], buf, 2, (uint64_t)-1, 3);
+	t_queue_rw(&r, IORING_OP_READ, p[0], buf, 2, (uint64_t)-1, 3);
 	T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 	T_ASSERT_EQ(t_expect_cqe(&r, 3, 2), 0);
 	T_ASSERT_EQ(memcmp(buf, "fs", 2), 0);
@@ -422,12 +407,12 @@ static void test_offset_ignored(void)
 	 * But a negative offset other than -1 is not: rw_verify_area checks
 	 * the position before the stream ignores it: -EINVAL, nothing written.
 	 */
-	queue_rw(&r, IORING_OP_WRITE, p[1], "n", 1, (uint64_t)-5, 4);
+	t_queue_rw(&r, IORING_OP_WRITE, p[1], "n", 1, (uint64_t)-5, 4);
 	T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 	T_ASSERT_EQ(t_expect_cqe(&r, 4, -EINVAL), 0);
 	T_ASSERT_EQ(pipe_bytes(p[0]), 0);
 	/* Parked with an offset, then written. */
-	queue_rw(&r, IORING_OP_READ, p[0], buf, 4, 777, 5);
+	t_queue_rw(&r, IORING_OP_READ, p[0], buf, 4, 777, 5);
 	T_ASSERT_EQ(t_submit(&r), 1);
 	t_expect_no_cqe(&r, 10);
 	T_ASSERT_EQ(write(p[1], "late", 4), 4);
@@ -451,10 +436,10 @@ static void test_vectored(void)
 
 	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
 	T_ASSERT_EQ(pipe(p), 0);
-	queue_rw(&r, IORING_OP_WRITEV, p[1], wiov, 3, 0, 1);
+	t_queue_rw(&r, IORING_OP_WRITEV, p[1], wiov, 3, 0, 1);
 	T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 	T_ASSERT_EQ(t_expect_cqe(&r, 1, 15), 0);
-	queue_rw(&r, IORING_OP_READV, p[0], riov, 4, 0, 2);
+	t_queue_rw(&r, IORING_OP_READV, p[0], riov, 4, 0, 2);
 	T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 	T_ASSERT_EQ(t_expect_cqe(&r, 2, 15), 0);
 	T_ASSERT_EQ(memcmp(a, "abc", 3), 0);
@@ -465,7 +450,7 @@ static void test_vectored(void)
 	{
 		struct iovec tmp[2] = {{a, 2}, {b, 3}};
 
-		queue_rw(&r, IORING_OP_READV, p[0], tmp, 2, 0, 3);
+		t_queue_rw(&r, IORING_OP_READV, p[0], tmp, 2, 0, 3);
 		T_ASSERT_EQ(t_submit(&r), 1);
 		memset(tmp, 0, sizeof(tmp));
 		t_expect_no_cqe(&r, 10);
@@ -476,14 +461,14 @@ static void test_vectored(void)
 	}
 
 	/* Zero iovecs: 0. Too many (> UIO_MAXIOV): -EINVAL. */
-	queue_rw(&r, IORING_OP_WRITEV, p[1], wiov, 0, 0, 4);
+	t_queue_rw(&r, IORING_OP_WRITEV, p[1], wiov, 0, 0, 4);
 	T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 	T_ASSERT_EQ(t_expect_cqe(&r, 4, 0), 0);
-	queue_rw(&r, IORING_OP_WRITEV, p[1], wiov, 1025, 0, 5);
+	t_queue_rw(&r, IORING_OP_WRITEV, p[1], wiov, 1025, 0, 5);
 	T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 	T_ASSERT_EQ(t_expect_cqe(&r, 5, -EINVAL), 0);
 	/* An unmapped iovec array: -EFAULT. */
-	queue_rw(&r, IORING_OP_READV, p[0], (void *)8, 2, 0, 6);
+	t_queue_rw(&r, IORING_OP_READV, p[0], (void *)8, 2, 0, 6);
 	T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 	T_ASSERT_EQ(t_expect_cqe(&r, 6, -EFAULT), 0);
 	T_ASSERT_EQ(pipe_bytes(p[0]), 0);
@@ -502,22 +487,22 @@ static void test_bad_input(void)
 
 	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
 	T_ASSERT_EQ(pipe(p), 0);
-	queue_rw(&r, IORING_OP_READ, -1, buf, sizeof(buf), 0, 1);
-	queue_rw(&r, IORING_OP_WRITE, 9999, buf, sizeof(buf), 0, 2);
+	t_queue_rw(&r, IORING_OP_READ, -1, buf, sizeof(buf), 0, 1);
+	t_queue_rw(&r, IORING_OP_WRITE, 9999, buf, sizeof(buf), 0, 2);
 	T_ASSERT_EQ(t_submit_and_wait(&r, 2), 2);
 	T_ASSERT_EQ(t_expect_cqe(&r, 1, -EBADF), 0);
 	T_ASSERT_EQ(t_expect_cqe(&r, 2, -EBADF), 0);
 
 	/* Read end written, write end read. */
-	queue_rw(&r, IORING_OP_WRITE, p[0], "x", 1, 0, 3);
-	queue_rw(&r, IORING_OP_READ, p[1], buf, sizeof(buf), 0, 4);
+	t_queue_rw(&r, IORING_OP_WRITE, p[0], "x", 1, 0, 3);
+	t_queue_rw(&r, IORING_OP_READ, p[1], buf, sizeof(buf), 0, 4);
 	T_ASSERT_EQ(t_submit_and_wait(&r, 2), 2);
 	T_ASSERT_EQ(t_expect_cqe(&r, 3, -EBADF), 0);
 	T_ASSERT_EQ(t_expect_cqe(&r, 4, -EBADF), 0);
 
 	/* A bad destination with data present: -EFAULT. */
 	T_ASSERT_EQ(write(p[1], "data", 4), 4);
-	queue_rw(&r, IORING_OP_READ, p[0], (void *)8, 4, 0, 5);
+	t_queue_rw(&r, IORING_OP_READ, p[0], (void *)8, 4, 0, 5);
 	T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 	T_ASSERT_EQ(t_expect_cqe(&r, 5, -EFAULT), 0);
 	/* pipe_read keeps the bytes a failed copy did not take. */
@@ -525,13 +510,13 @@ static void test_bad_input(void)
 
 	/* A bad source: -EFAULT, nothing written. */
 	T_ASSERT_EQ(read(p[0], buf, 4), 4);
-	queue_rw(&r, IORING_OP_WRITE, p[1], (void *)8, 4, 0, 6);
+	t_queue_rw(&r, IORING_OP_WRITE, p[1], (void *)8, 4, 0, 6);
 	T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 	T_ASSERT_EQ(t_expect_cqe(&r, 6, -EFAULT), 0);
 	T_ASSERT_EQ(pipe_bytes(p[0]), 0);
 
 	/* A bad destination on a parked read: -EFAULT when data arrives. */
-	queue_rw(&r, IORING_OP_READ, p[0], (void *)8, 4, 0, 7);
+	t_queue_rw(&r, IORING_OP_READ, p[0], (void *)8, 4, 0, 7);
 	T_ASSERT_EQ(t_submit(&r), 1);
 	t_expect_no_cqe(&r, 10);
 	T_ASSERT_EQ(write(p[1], "more", 4), 4);
@@ -539,13 +524,13 @@ static void test_bad_input(void)
 	T_ASSERT_EQ(pipe_bytes(p[0]), 4);
 
 	/* A fixed-file READ with no registered files: -EBADF. */
-	sqe = queue_rw(&r, IORING_OP_READ, 0, buf, sizeof(buf), 0, 8);
+	sqe = t_queue_rw(&r, IORING_OP_READ, 0, buf, sizeof(buf), 0, 8);
 	sqe->flags = IOSQE_FIXED_FILE;
 	T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 	T_ASSERT_EQ(t_expect_cqe(&r, 8, -EBADF), 0);
 
 	/* buf_index means nothing to a plain READ: it reads. */
-	sqe = queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 9);
+	sqe = t_queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 9);
 	sqe->buf_index = 1;
 	T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 	T_ASSERT_EQ(t_expect_cqe(&r, 9, 4), 0);
@@ -553,7 +538,7 @@ static void test_bad_input(void)
 
 	/* An invalid ioprio class (7): -EINVAL from ioprio_check_cap. */
 	T_ASSERT_EQ(write(p[1], "prio", 4), 4);
-	sqe = queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 10);
+	sqe = t_queue_rw(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 10);
 	sqe->ioprio = 7 << 13;
 	T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 	T_ASSERT_EQ(t_expect_cqe(&r, 10, -EINVAL), 0);
@@ -578,8 +563,8 @@ static void test_many_pipes(void)
 	T_ASSERT_EQ(t_ring_init(&r, NPIPES, NULL), 0);
 	for (i = 0; i < NPIPES; i++) {
 		T_ASSERT_EQ(pipe(pipes[i]), 0);
-		queue_rw(&r, IORING_OP_READ, pipes[i][0], bufs[i],
-			 sizeof(bufs[i]), 0, 1000 + i);
+		t_queue_rw(&r, IORING_OP_READ, pipes[i][0], bufs[i],
+			   sizeof(bufs[i]), 0, 1000 + i);
 	}
 	T_ASSERT_EQ(t_submit(&r), NPIPES);
 	t_expect_no_cqe(&r, 20);
@@ -646,8 +631,8 @@ static void test_many_pipes_defer(void)
 		int k;
 
 		for (k = 0; k < NDEFER; k++)
-			queue_rw(&r, IORING_OP_READ, pipes[k][0], bufs[k],
-				 sizeof(bufs[k]), 0, k);
+			t_queue_rw(&r, IORING_OP_READ, pipes[k][0], bufs[k],
+				   sizeof(bufs[k]), 0, k);
 		T_ASSERT_EQ(t_submit(&r), NDEFER);
 		for (k = 0; k < NDEFER; k++) {
 			char msg[16];
@@ -693,7 +678,7 @@ static void test_same_pipe_readers(void)
 	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
 	T_ASSERT_EQ(pipe(p), 0);
 	for (i = 0; i < 8; i++)
-		queue_rw(&r, IORING_OP_READ, p[0], bufs[i], 4, 0, i);
+		t_queue_rw(&r, IORING_OP_READ, p[0], bufs[i], 4, 0, i);
 	T_ASSERT_EQ(t_submit(&r), 8);
 	t_expect_no_cqe(&r, 10);
 	for (i = 0; i < 8; i++) {
@@ -756,7 +741,7 @@ static void test_race(void)
 	T_ASSERT_EQ(pthread_create(&th, NULL, race_writer, &rc), 0);
 	for (i = 0; i < 1000; i++) {
 		val = ~0U;
-		queue_rw(&r, IORING_OP_READ, p[0], &val, sizeof(val), 0, i);
+		t_queue_rw(&r, IORING_OP_READ, p[0], &val, sizeof(val), 0, i);
 		if (i % 2)
 			T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 		else
@@ -821,8 +806,8 @@ static void test_race_writes(void)
 
 		/* Short writes are final for pipes: resubmit the rest. */
 		while (done < sizeof(chunk)) {
-			queue_rw(&r, IORING_OP_WRITE, p[1], chunk + done,
-				 sizeof(chunk) - done, 0, i);
+			t_queue_rw(&r, IORING_OP_WRITE, p[1], chunk + done,
+				   sizeof(chunk) - done, 0, i);
 			T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 			T_ASSERT_EQ(t_wait_cqe(&r, &cqe), 0);
 			T_ASSERT_EQ(cqe.user_data, i);

@@ -23,17 +23,6 @@ static void on_sigpipe(int sig)
 	sigpipe_count++;
 }
 
-static struct io_uring_sqe *queue_rw(struct t_ring *r, int op, int fd,
-				     const void *addr, unsigned int len,
-				     uint64_t off, uint64_t ud)
-{
-	struct io_uring_sqe *sqe = t_get_sqe(r);
-
-	T_ASSERT(sqe != NULL);
-	t_prep_rw(sqe, op, fd, addr, len, off, ud);
-	return sqe;
-}
-
 static void make_pair(int kind, int s[2])
 {
 	if (kind == SOCK_STREAM + 100)
@@ -59,7 +48,7 @@ static void test_read_parks(void)
 		make_pair(kinds[k], s);
 		T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
 		memset(buf, 0, sizeof(buf));
-		queue_rw(&r, IORING_OP_READ, s[0], buf, sizeof(buf), 0, 1);
+		t_queue_rw(&r, IORING_OP_READ, s[0], buf, sizeof(buf), 0, 1);
 		T_ASSERT_EQ(t_submit(&r), 1);
 		t_expect_no_cqe(&r, 30);
 		T_ASSERT_EQ(write(s[1], "ping", 4), 4);
@@ -68,7 +57,7 @@ static void test_read_parks(void)
 		T_ASSERT_EQ(memcmp(buf, "ping", 4), 0);
 
 		/* From another thread while this one waits in enter. */
-		queue_rw(&r, IORING_OP_READ, s[0], buf, sizeof(buf), 0, 2);
+		t_queue_rw(&r, IORING_OP_READ, s[0], buf, sizeof(buf), 0, 2);
 		t_writer_start(&w, s[1], "thread", 6, 20000);
 		T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 		T_ASSERT_EQ(t_expect_cqe(&r, 2, 6), 0);
@@ -76,12 +65,12 @@ static void test_read_parks(void)
 		T_ASSERT_EQ(memcmp(buf, "thread", 6), 0);
 
 		/* Inline: a WRITE, then a READ with the data there. */
-		queue_rw(&r, IORING_OP_WRITE, s[1], "pong", 4, 0, 3);
+		t_queue_rw(&r, IORING_OP_WRITE, s[1], "pong", 4, 0, 3);
 		T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 		T_ASSERT_EQ(t_expect_cqe(&r, 3, 4), 0);
 		if (kinds[k] == KIND_TCP)
 			usleep(1000);
-		queue_rw(&r, IORING_OP_READ, s[0], buf, sizeof(buf), 0, 4);
+		t_queue_rw(&r, IORING_OP_READ, s[0], buf, sizeof(buf), 0, 4);
 		T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 		T_ASSERT_EQ(t_expect_cqe(&r, 4, 4), 0);
 		T_ASSERT_EQ(memcmp(buf, "pong", 4), 0);
@@ -103,7 +92,7 @@ static void test_datagram(void)
 	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
 	T_ASSERT_EQ(write(s[1], "0123456789", 10), 10);
 	T_ASSERT_EQ(write(s[1], "second", 6), 6);
-	queue_rw(&r, IORING_OP_READ, s[0], a, sizeof(a), 0, 1);
+	t_queue_rw(&r, IORING_OP_READ, s[0], a, sizeof(a), 0, 1);
 	T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 	T_ASSERT_EQ(t_expect_cqe(&r, 1, 3), 0);
 	T_ASSERT_EQ(memcmp(a, "012", 3), 0);
@@ -112,7 +101,7 @@ static void test_datagram(void)
 	iov[0].iov_len = 3;
 	iov[1].iov_base = b;
 	iov[1].iov_len = 3;
-	queue_rw(&r, IORING_OP_READV, s[0], iov, 2, 0, 2);
+	t_queue_rw(&r, IORING_OP_READV, s[0], iov, 2, 0, 2);
 	T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 	T_ASSERT_EQ(t_expect_cqe(&r, 2, 6), 0);
 	T_ASSERT_EQ(memcmp(a, "sec", 3), 0);
@@ -122,7 +111,7 @@ static void test_datagram(void)
 	iov[0].iov_len = 2;
 	iov[1].iov_base = (void *)"cde";
 	iov[1].iov_len = 3;
-	queue_rw(&r, IORING_OP_WRITEV, s[1], iov, 2, 0, 3);
+	t_queue_rw(&r, IORING_OP_WRITEV, s[1], iov, 2, 0, 3);
 	T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 	T_ASSERT_EQ(t_expect_cqe(&r, 3, 5), 0);
 	{
@@ -150,26 +139,26 @@ static void test_eof(void)
 			continue;
 		T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
 		make_pair(kinds[k], s);
-		queue_rw(&r, IORING_OP_READ, s[0], buf, sizeof(buf), 0, 1);
+		t_queue_rw(&r, IORING_OP_READ, s[0], buf, sizeof(buf), 0, 1);
 		T_ASSERT_EQ(t_submit(&r), 1);
 		t_expect_no_cqe(&r, 20);
 		close(s[1]);
 		T_ASSERT_EQ(t_expect_cqe(&r, 1, 0), 0);
 		/* Again, now inline. */
-		queue_rw(&r, IORING_OP_READ, s[0], buf, sizeof(buf), 0, 2);
+		t_queue_rw(&r, IORING_OP_READ, s[0], buf, sizeof(buf), 0, 2);
 		T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 		T_ASSERT_EQ(t_expect_cqe(&r, 2, 0), 0);
 		close(s[0]);
 
 		/* shutdown(SHUT_WR) of the peer: data, then EOF. */
 		make_pair(kinds[k], s);
-		queue_rw(&r, IORING_OP_READ, s[0], buf, sizeof(buf), 0, 3);
+		t_queue_rw(&r, IORING_OP_READ, s[0], buf, sizeof(buf), 0, 3);
 		T_ASSERT_EQ(t_submit(&r), 1);
 		t_expect_no_cqe(&r, 10);
 		T_ASSERT_EQ(write(s[1], "last", 4), 4);
 		T_ASSERT_EQ(shutdown(s[1], SHUT_WR), 0);
 		T_ASSERT_EQ(t_expect_cqe(&r, 3, 4), 0);
-		queue_rw(&r, IORING_OP_READ, s[0], buf, sizeof(buf), 0, 4);
+		t_queue_rw(&r, IORING_OP_READ, s[0], buf, sizeof(buf), 0, 4);
 		T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 		T_ASSERT_EQ(t_expect_cqe(&r, 4, 0), 0);
 		close(s[0]);
@@ -197,7 +186,7 @@ static void test_epipe(void)
 	sigpipe_count = 0;
 	T_ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, s), 0);
 	close(s[1]);
-	queue_rw(&r, IORING_OP_WRITE, s[0], "gone", 4, 0, 1);
+	t_queue_rw(&r, IORING_OP_WRITE, s[0], "gone", 4, 0, 1);
 	T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 	T_ASSERT_EQ(t_expect_cqe(&r, 1, -EPIPE), 0);
 	T_ASSERT_EQ(sigpipe_count, 1);
@@ -210,7 +199,7 @@ static void test_epipe(void)
 	sigpipe_count = 0;
 	T_ASSERT_EQ(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, s), 0);
 	close(s[1]);
-	queue_rw(&r, IORING_OP_WRITE, s[0], "gone", 4, 0, 2);
+	t_queue_rw(&r, IORING_OP_WRITE, s[0], "gone", 4, 0, 2);
 	T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 	T_ASSERT_EQ(t_expect_cqe(&r, 2, -EPIPE), 0);
 	T_ASSERT_EQ(sigpipe_count, 0);
@@ -220,7 +209,7 @@ static void test_epipe(void)
 	sigpipe_count = 0;
 	t_tcp_pair(s);
 	T_ASSERT_EQ(shutdown(s[0], SHUT_WR), 0);
-	queue_rw(&r, IORING_OP_WRITE, s[0], "shut", 4, 0, 3);
+	t_queue_rw(&r, IORING_OP_WRITE, s[0], "shut", 4, 0, 3);
 	T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 	T_ASSERT_EQ(t_expect_cqe(&r, 3, -EPIPE), 0);
 	T_ASSERT_EQ(sigpipe_count, 1);
@@ -228,7 +217,7 @@ static void test_epipe(void)
 	{
 		struct iovec iov = {(void *)"v", 1};
 
-		queue_rw(&r, IORING_OP_WRITEV, s[0], &iov, 1, 0, 4);
+		t_queue_rw(&r, IORING_OP_WRITEV, s[0], &iov, 1, 0, 4);
 		T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 		T_ASSERT_EQ(t_expect_cqe(&r, 4, -EPIPE), 0);
 		T_ASSERT_EQ(sigpipe_count, 2);
@@ -240,7 +229,7 @@ static void test_epipe(void)
 	signal(SIGPIPE, SIG_IGN);
 	T_ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, s), 0);
 	close(s[1]);
-	queue_rw(&r, IORING_OP_WRITE, s[0], "gone", 4, 0, 5);
+	t_queue_rw(&r, IORING_OP_WRITE, s[0], "gone", 4, 0, 5);
 	T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 	T_ASSERT_EQ(t_expect_cqe(&r, 5, -EPIPE), 0);
 	close(s[0]);
@@ -267,7 +256,7 @@ static void test_write_parks(void)
 		fill += n;
 	T_ASSERT_EQ(errno, EAGAIN);
 	T_ASSERT_GT(fill, 0);
-	queue_rw(&r, IORING_OP_WRITE, s[0], "after", 5, 0, 1);
+	t_queue_rw(&r, IORING_OP_WRITE, s[0], "after", 5, 0, 1);
 	T_ASSERT_EQ(t_submit(&r), 1);
 	t_expect_no_cqe(&r, 30);
 	/* Drain everything: the write can go. */
@@ -300,10 +289,11 @@ static void test_tcp_pingpong(void)
 	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
 	for (i = 0; i < 200; i++) {
 		/* Read on one end (parks), write on the other: same batch. */
-		queue_rw(&r, IORING_OP_READ, s[1], &got, sizeof(got), 0, 2 * i);
+		t_queue_rw(&r, IORING_OP_READ, s[1], &got, sizeof(got), 0,
+			   2 * i);
 		v = i;
-		queue_rw(&r, IORING_OP_WRITE, s[0], &v, sizeof(v), 0,
-			 2 * i + 1);
+		t_queue_rw(&r, IORING_OP_WRITE, s[0], &v, sizeof(v), 0,
+			   2 * i + 1);
 		T_ASSERT_EQ(t_submit_and_wait(&r, 2), 2);
 		T_ASSERT_EQ(t_wait_cqe(&r, &cqe), 0);
 		T_ASSERT_EQ(cqe.res, sizeof(v));
@@ -344,16 +334,16 @@ static void test_offsets(void)
 			T_ASSERT_EQ(write(s[1], "data", 4), 4);
 			if (kinds[k] == KIND_TCP)
 				usleep(1000);
-			queue_rw(&r, IORING_OP_READ, s[0], buf, sizeof(buf),
-				 cases[i].off, i);
+			t_queue_rw(&r, IORING_OP_READ, s[0], buf, sizeof(buf),
+				   cases[i].off, i);
 			T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 			T_ASSERT_EQ(t_wait_cqe(&r, &cqe), 0);
 			T_ASSERT_EQ(cqe.res, cases[i].res);
 			if (cqe.res < 0)
 				T_ASSERT_EQ(read(s[0], buf, sizeof(buf)), 4);
 
-			queue_rw(&r, IORING_OP_WRITE, s[1], "wxyz", 4,
-				 cases[i].off, 100 + i);
+			t_queue_rw(&r, IORING_OP_WRITE, s[1], "wxyz", 4,
+				   cases[i].off, 100 + i);
 			T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 			T_ASSERT_EQ(t_wait_cqe(&r, &cqe), 0);
 			T_ASSERT_EQ(cqe.res, cases[i].res);
@@ -375,7 +365,7 @@ static void test_rwf_nowait(void)
 
 	T_ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, s), 0);
 	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
-	queue_rw(&r, IORING_OP_READ, s[0], buf, sizeof(buf), 0, 1)->rw_flags =
+	t_queue_rw(&r, IORING_OP_READ, s[0], buf, sizeof(buf), 0, 1)->rw_flags =
 		RWF_NOWAIT;
 	T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
 	T_ASSERT_EQ(t_expect_cqe(&r, 1, -EAGAIN), 0);

@@ -29,18 +29,11 @@ static long long sig_blocked(pid_t tid, char *name, size_t len)
 {
 	char path[64], buf[1024], *p, *q;
 	long long blk = -1;
-	ssize_t n;
-	int fd, field;
+	int field;
 
 	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
+	if (t_read_text(path, buf, sizeof(buf)) < 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
 	p = strchr(buf, '(');
 	q = strrchr(buf, ')');
 	if (!p || !q)

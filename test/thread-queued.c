@@ -37,16 +37,9 @@
 static long long run_delay(void)
 {
 	char buf[128], *p = buf;
-	int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
-	ssize_t n;
 
-	if (fd < 0)
+	if (t_read_text("/proc/thread-self/schedstat", buf, sizeof(buf)) < 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
 	while (*p >= '0' && *p <= '9')
 		p++;
 	return *p == ' ' ? strtoll(p + 1, NULL, 10) : -1;
