@@ -121,10 +121,11 @@ int nw_rw_ioprio_check(unsigned int ioprio)
  * A regular file's FMODE_NOWAIT and FOP_BUFFER_WASYNC, which no system
  * call shows, by its filesystem (6.18): tmpfs, procfs and kernfs (sysfs,
  * cgroup) set no FMODE_NOWAIT, which the system call tells only for a
- * length above 0; XFS and btrfs alone take a buffered write with
- * IOCB_NOWAIT (ext4 does not: pwritev2 says -EOPNOTSUPP there, the
- * generic write checks -EINVAL). An unknown filesystem counts as a disk
- * one, as ext4.
+ * length above 0; ext4, XFS and btrfs set it, and of these XFS and btrfs
+ * alone take a buffered write with IOCB_NOWAIT (ext4's pwritev2 says
+ * -EOPNOTSUPP, the generic write checks -EINVAL). Any other filesystem is
+ * left to the system call's answers, as before: what it sets is not
+ * known here.
  */
 static int rw_fs_nowait(int fd, bool write, int fl)
 {
@@ -142,9 +143,11 @@ static int rw_fs_nowait(int fd, bool write, int fl)
 	case XFS_SUPER_MAGIC:
 	case BTRFS_SUPER_MAGIC:
 		return RW_NOWAIT_REG;
-	default:
+	case EXT4_SUPER_MAGIC:
 		return write && !(fl & O_DIRECT) ? RW_NOWAIT_REG_EAGAIN
 						 : RW_NOWAIT_REG;
+	default:
+		return RW_NOWAIT_OK;
 	}
 }
 
