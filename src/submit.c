@@ -366,6 +366,14 @@ static int init_req(struct nw_ring *ring, struct nw_req *req,
 		if (ret)
 			return ret;
 	}
+	/*
+	 * While draining, io_init_req knocks every request to the slow
+	 * path (REQ_F_FORCE_ASYNC): it runs in io-wq once released, which
+	 * answers as IOSQE_ASYNC does (a multishot ACCEPT on a file that
+	 * cannot be polled: -EBADFD, diff-fuzz).
+	 */
+	if (unlikely(ring->drain_active))
+		req->sqe_flags |= IOSQE_ASYNC;
 	if (unlikely(!def->issue))
 		return -EINVAL; /* not implemented: as on an older kernel */
 	if (unlikely(READ_ONCE(sqe->ioprio) && !def->ioprio))
