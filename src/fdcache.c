@@ -381,7 +381,7 @@ void nw_fd_forget(struct nw_ring *ring, int fd)
 		/* The file may live on in another fd: no stale edges. */
 		if (pfd->watched && nw_loop_ready(&ring->loop))
 			nw_loop_del(&ring->loop, fd);
-		pfd->watched = false;
+		nw_pfd_store(&pfd->watched, false);
 		nw_fdcache_reset(pfd);
 	}
 	pthread_mutex_unlock(&ring->poll_lock);

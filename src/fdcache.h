@@ -52,9 +52,10 @@ struct nw_pollfd *nw_fdcache_get(struct nw_ring *ring, int fd, bool create);
  * The state of fd if it has one, without poll_lock (poll.c's snapshot
  * before an attempt): a ring's pfds, leaves and directories stay until
  * its teardown, and are filled before they are published. Of the fields,
- * only kind, sock_type, in_seq/out_seq, in_idle/out_idle and
+ * only kind, sock_type, watched, in_seq/out_seq, in_idle/out_idle and
  * in_idle_seq/out_idle_seq may be read so, with nw_pfd_load; their writers
- * (under poll_lock) store with nw_pfd_store.
+ * (under poll_lock, but nw_poll_drained's idle mark) store with
+ * nw_pfd_store. fd never changes.
  */
 static inline struct nw_pollfd *nw_fdcache_peek(struct nw_ring *ring, int fd)
 {

@@ -127,20 +127,26 @@ bool nw_poll_prepare_fd(struct nw_req *req, int fd, unsigned int mask,
  * Any data that arrives after the fd was empty raises an edge that is yet
  * to be harvested, so marking it idle at the current sequence is safe as
  * long as the fd is watched; it saves the EAGAIN attempt of the next read
- * (an echo server's RECV after its SEND).
+ * (an echo server's RECV after its SEND). No lock when the request knows
+ * its pfd (prepare or park found it): the count it read is marked, so a
+ * harvest or reset meanwhile leaves a mark that matches no count.
  */
 void nw_poll_drained(struct nw_req *req)
 {
-	struct nw_ring *ring = req->ring;
-	struct nw_pollfd *pfd;
+	struct nw_pollfd *pfd = req->pfd;
+	bool lock = !pfd || pfd->fd != req->fd;
 
-	pthread_mutex_lock(&ring->poll_lock);
-	pfd = nw_fdcache_get(ring, req->fd, false);
-	if (pfd && pfd->watched && pfd->in_seq == req->poll_seq) {
-		nw_pfd_store(&pfd->in_idle_seq, pfd->in_seq);
+	if (lock) {
+		pthread_mutex_lock(&req->ring->poll_lock);
+		pfd = nw_fdcache_get(req->ring, req->fd, false);
+	}
+	if (pfd && nw_pfd_load(&pfd->watched) &&
+	    nw_pfd_load(&pfd->in_seq) == req->poll_seq) {
+		nw_pfd_store(&pfd->in_idle_seq, req->poll_seq);
 		nw_pfd_store(&pfd->in_idle, true);
 	}
-	pthread_mutex_unlock(&ring->poll_lock);
+	if (lock)
+		pthread_mutex_unlock(&req->ring->poll_lock);
 }
 
 /* Watch pfd's fd on first use; later watches are checked by the reactor. */
@@ -159,7 +165,7 @@ int nw_pollfd_watch(struct nw_ring *ring, struct nw_pollfd *pfd)
 		return r;
 	if (r == 0 && pfd->watched)
 		nw_fdcache_reset(pfd);
-	pfd->watched = true;
+	nw_pfd_store(&pfd->watched, true);
 	nw_fd_seen(ring,
 		   pfd); /* its close must reach us (nw_poll_fd_closing) */
 	return 0;
@@ -489,7 +495,7 @@ static struct nw_pollfd *pollfd_twin(struct nw_ring *ring,
 
 	if (!dpfd)
 		return NULL;
-	dpfd->watched = false;
+	nw_pfd_store(&dpfd->watched, false);
 	nw_fdcache_reset(dpfd);
 	if (nw_pollfd_watch(ring, dpfd))
 		return NULL;
@@ -565,7 +571,7 @@ static void ring_fd_closing(struct nw_ring *ring, int fd)
 	if (pfd && !pfd->target) {
 		if (!nw_list_empty(&pfd->parked) && nw_loop_ready(&ring->loop))
 			pollfd_move(ring, pfd);
-		pfd->watched = false;
+		nw_pfd_store(&pfd->watched, false);
 		nw_fdcache_reset(pfd);
 	}
 	pthread_mutex_unlock(&ring->poll_lock);

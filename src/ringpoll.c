@@ -165,7 +165,7 @@ static void ring_pfd_unwatch(struct nw_ring *ring, struct nw_pollfd *pfd)
 	close(pfd->watch_fd);
 	__atomic_sub_fetch(&ring->ring_watches, 1, __ATOMIC_RELAXED);
 	pfd->target = NULL;
-	pfd->watched = false;
+	nw_pfd_store(&pfd->watched, false);
 	nw_fdcache_reset(pfd);
 }
 
@@ -193,7 +193,7 @@ static int ring_pfd_watch(struct nw_ring *ring, struct nw_pollfd *pfd,
 	pfd->watch_fd = fd;
 	__atomic_add_fetch(&ring->ring_watches, 1, __ATOMIC_RELAXED);
 	pfd->target = t;
-	pfd->watched = false;
+	nw_pfd_store(&pfd->watched, false);
 	nw_fdcache_reset(pfd);
 	return 0;
 }
