@@ -402,22 +402,14 @@ static ssize_t sys_recv(int fd, void *buf, size_t len, int flags)
 	return n < 0 ? -errno : n;
 }
 
-/* One send or receive call: bytes or -errno; *oflags gets msg_flags. */
-static ssize_t sr_call(struct nw_req *req, struct nw_sr *sr, int flags,
-		       int *oflags)
+/* sr_call's sendmsg or recvmsg, out of line: the plain calls need no frame. */
+static __attribute__((noinline)) ssize_t
+sr_call_msg(struct nw_req *req, struct nw_sr *sr, int flags, int *oflags)
 {
 	struct nw_msg *m = sr->msg;
 	struct msghdr stack, *h = m ? &m->hdr : &stack;
 	ssize_t n;
 
-	*oflags = 0;
-	if (sr->send && !sr->vec)
-		return sys_sendto(req->fd, sr->iov->iov_base, sr->iov->iov_len,
-				  flags, m ? m->hdr.msg_name : NULL,
-				  m ? m->namelen : 0);
-	if (!sr->send && !sr->vec && !(flags & MSG_WAITALL))
-		return sys_recv(req->fd, sr->iov->iov_base, sr->iov->iov_len,
-				flags);
 	if (!m)
 		memset(&stack, 0, sizeof(stack));
 	else {
@@ -440,6 +432,23 @@ static ssize_t sr_call(struct nw_req *req, struct nw_sr *sr, int flags,
 	if (m && m->umsg && msg_writeback(m))
 		return -EFAULT;
 	return n;
+}
+
+/* One send or receive call: bytes or -errno; *oflags gets msg_flags. */
+static ssize_t sr_call(struct nw_req *req, struct nw_sr *sr, int flags,
+		       int *oflags)
+{
+	struct nw_msg *m = sr->msg;
+
+	*oflags = 0;
+	if (sr->send && !sr->vec)
+		return sys_sendto(req->fd, sr->iov->iov_base, sr->iov->iov_len,
+				  flags, m ? m->hdr.msg_name : NULL,
+				  m ? m->namelen : 0);
+	if (!sr->send && !sr->vec && !(flags & MSG_WAITALL))
+		return sys_recv(req->fd, sr->iov->iov_base, sr->iov->iov_len,
+				flags);
+	return sr_call_msg(req, sr, flags, oflags);
 }
 
 /*
@@ -556,7 +565,8 @@ static bool sr_poll_first(struct nw_req *req, struct nw_sr *sr)
 }
 
 /* RECV's POLL_FIRST on a file that is no socket (nw_net_arm_nonsock). */
-static bool sr_arm_nonsock(struct nw_req *req, struct nw_sr *sr)
+static __attribute__((noinline)) bool sr_arm_nonsock(struct nw_req *req,
+						     struct nw_sr *sr)
 {
 	return nw_net_arm_nonsock(req,
 				  req->opcode == IORING_OP_RECV &&
@@ -577,6 +587,9 @@ static int sr_nonblock(struct nw_req *req, struct nw_sr *sr)
 		n = sr_call(req, sr, sr->msg_flags | MSG_DONTWAIT, &oflags);
 		if (n == -EAGAIN || (n == -ENOTSOCK && sr_arm_nonsock(req, sr)))
 			return sr_wouldblock(req, sr);
+		/* What sr_account finds for a call that may not be short. */
+		if (likely(n >= 0 && !(sr->msg_flags & MSG_WAITALL)))
+			return sr_finish(req, sr, n, false);
 		ret = sr_account(req, sr, n, oflags, !user_nowait);
 	} while (ret < 0);
 	return ret;
@@ -628,8 +641,9 @@ static int sr_select(struct nw_req *req, struct nw_sr *sr)
  * attempt and consumed there, as the kernel commits them at selection, so
  * a send that waits keeps them; every CQE of it reports them.
  */
-static int send_issue_select(struct nw_req *req, struct nw_sr *sr,
-			     unsigned int issue_flags)
+static __attribute__((noinline)) int send_issue_select(struct nw_req *req,
+						       struct nw_sr *sr,
+						       unsigned int issue_flags)
 {
 	struct nw_msg *m = sr->msg;
 	int ret;
@@ -658,8 +672,8 @@ static int send_issue_select(struct nw_req *req, struct nw_sr *sr,
  * (io_kbuf_recycle), so a parked request holds none. A partial MSG_WAITALL
  * keeps it, to continue into it.
  */
-static int sr_issue_select(struct nw_req *req, struct nw_sr *sr,
-			   unsigned int issue_flags)
+static __attribute__((noinline)) int
+sr_issue_select(struct nw_req *req, struct nw_sr *sr, unsigned int issue_flags)
 {
 	int ret;
 
@@ -891,8 +905,8 @@ static int recv_mshot_arm(struct nw_req *req)
 }
 
 /* Multishot RECV/RECVMSG: arm, or (NW_ISSUE_F_MSHOT) receive what is there. */
-static int recv_mshot_issue(struct nw_req *req, struct nw_sr *sr,
-			    unsigned int issue_flags)
+static __attribute__((noinline)) int
+recv_mshot_issue(struct nw_req *req, struct nw_sr *sr, unsigned int issue_flags)
 {
 	if (!(issue_flags & NW_ISSUE_F_MSHOT))
 		return recv_mshot_arm(req);
