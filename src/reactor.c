@@ -109,12 +109,16 @@ static void defer_ready(struct nw_harvest *h)
 		nw_req_task_queue(h->mshot[i]);
 }
 
+__thread bool nw_submit_waits __attribute__((tls_model("initial-exec")));
+
 /* Run what became ready, in the thread's role (see enum nw_run_mode). */
 static void run_ready(struct nw_ring *ring, struct nw_harvest *h)
 {
 	/* DEFER_TASKRUN rings post nothing outside GETEVENTS: task work. */
 	bool submit_side = h->mode == NW_RUN_DRIVER ||
-			   (h->mode == NW_RUN_SUBMIT && !ring->lockless_cq);
+			   (h->mode == NW_RUN_SUBMIT &&
+			    (!ring->lockless_cq ||
+			     (nw_submit_waits && !nw_ring_observed(ring))));
 	struct nw_list *pos, *tmp;
 
 	if ((h->mode == NW_RUN_BG || h->mode == NW_RUN_SYNC) &&

@@ -32,6 +32,16 @@ bool nw_reactor_run_lazy(struct nw_ring *ring);
 int nw_reactor_run(struct nw_ring *ring, const struct timespec *timeout,
 		   const sigset_t *sig, int mode);
 /*
+ * The submit on this thread is an enter's whose GETEVENTS part follows
+ * (no EXT_ARG to fail first, every SQE asked for consumed): there the
+ * kernel runs at once the task work that a poll found ready at arm
+ * queued. So a DEFER_TASKRUN ring nobody observes posts what its
+ * NW_RUN_SUBMIT harvest reissues in the batch, not as task work: the
+ * same CQEs in the same order, with no hand-off. Set by enter (syscall.c),
+ * cleared by a submit that comes short (submit.c).
+ */
+extern __thread bool nw_submit_waits __attribute__((tls_model("initial-exec")));
+/*
  * Start the ring's reactor thread if the ring needs one: it has a loop
  * and no DEFER_TASKRUN, or DEFER_TASKRUN with readiness someone observes.
  * Called by submit.c (and register.c) after what may have parked.

@@ -724,6 +724,8 @@ int nw_submit_sqes(struct nw_ring *ring, unsigned int nr)
 
 out:
 	nw_park_lazy = false;
+	if (left || ret != nr) /* enter returns before its GETEVENTS part */
+		nw_submit_waits = false;
 	submit_end(ring, parks_before);
 	ret -= left;
 	if (!ret && no_req)

@@ -119,8 +119,8 @@ static __thread struct nw_sighold enter_hold
 	__attribute__((tls_model("initial-exec")));
 
 static __attribute__((always_inline)) inline int
-submit_for_wait(struct nw_ring *ring, unsigned int to_submit,
-		unsigned int min_complete, unsigned int flags)
+submit_hold(struct nw_ring *ring, unsigned int to_submit,
+	    unsigned int min_complete, unsigned int flags)
 {
 	if (likely(!(flags & IORING_ENTER_GETEVENTS) || !min_complete ||
 		   nw_sighold_cur))
@@ -132,6 +132,22 @@ submit_for_wait(struct nw_ring *ring, unsigned int to_submit,
 	if ((unsigned long long)nw_cq_ready(ring) + to_submit < min_complete)
 		nw_sighold_block(&enter_hold);
 	return submit(ring, to_submit);
+}
+
+/* The submit knows whether the GETEVENTS part follows (nw_submit_waits). */
+static __attribute__((always_inline)) inline int
+submit_for_wait(struct nw_ring *ring, unsigned int to_submit,
+		unsigned int min_complete, unsigned int flags)
+{
+	bool outer = nw_submit_waits;
+	int ret;
+
+	nw_submit_waits =
+		(flags & (IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG)) ==
+		IORING_ENTER_GETEVENTS;
+	ret = submit_hold(ring, to_submit, min_complete, flags);
+	nw_submit_waits = outer;
+	return ret;
 }
 
 static inline long enter_ring(struct nw_ring *ring, int fd,
