@@ -14,7 +14,7 @@
 #include <sys/uio.h>
 #include "internal.h"
 
-static __thread pid_t cached_tid __attribute__((tls_model("initial-exec")));
+__thread pid_t nw_cached_tid __attribute__((tls_model("initial-exec")));
 static pid_t cached_pid;
 
 void nw_bug(const char *file, int line, const char *cond)
@@ -77,16 +77,15 @@ int nw_err(long r)
 	return r < 0 ? -errno : (int)r;
 }
 
-pid_t nw_gettid(void)
+pid_t nw_gettid_slow(void)
 {
-	if (unlikely(!cached_tid))
-		cached_tid = (pid_t)syscall(SYS_gettid);
-	return cached_tid;
+	nw_cached_tid = (pid_t)syscall(SYS_gettid);
+	return nw_cached_tid;
 }
 
 static void after_fork_child(void)
 {
-	cached_tid = 0;
+	nw_cached_tid = 0;
 	__atomic_store_n(&cached_pid, 0, __ATOMIC_RELAXED);
 }
 

@@ -19,7 +19,14 @@ void nw_bug(const char *file, int line, const char *cond)
 int nw_err(long r);
 
 /* The calling thread's id, cached (gettid is a system call). */
-pid_t nw_gettid(void);
+extern __thread pid_t nw_cached_tid __attribute__((tls_model("initial-exec")));
+pid_t nw_gettid_slow(void);
+static inline pid_t nw_gettid(void)
+{
+	pid_t tid = nw_cached_tid;
+
+	return __builtin_expect(tid != 0, 1) ? tid : nw_gettid_slow();
+}
 /* The process id, cached; both caches are reset in a forked child. */
 pid_t nw_getpid(void);
 /* Installs the fork handlers (once). */
