@@ -392,12 +392,14 @@ void nw_fd_forget(struct nw_ring *ring, int fd)
  * EPOLL_URING_WAKE): epoll fds that hold a ring fd under the preload.
  * Below NW_FD_SEEN_MAX only.
  */
-static unsigned long uring_wake_bits[NW_FD_SEEN_MAX / NW_LONG_BITS];
+unsigned long nw_fd_uring_wake_bits[NW_FD_WAKE_MAX / NW_LONG_BITS];
+_Static_assert(NW_FD_WAKE_MAX == NW_FD_SEEN_MAX, "the wake bits' bound");
 
 void nw_fd_set_uring_wake(int fd, bool on)
 {
 	unsigned long bit = 1UL << ((unsigned int)fd % NW_LONG_BITS);
-	unsigned long *w = &uring_wake_bits[(unsigned int)fd / NW_LONG_BITS];
+	unsigned long *w =
+		&nw_fd_uring_wake_bits[(unsigned int)fd / NW_LONG_BITS];
 
 	if (fd < 0 || fd >= NW_FD_SEEN_MAX)
 		return;
@@ -405,16 +407,6 @@ void nw_fd_set_uring_wake(int fd, bool on)
 		__atomic_fetch_or(w, bit, __ATOMIC_RELAXED);
 	else
 		__atomic_fetch_and(w, ~bit, __ATOMIC_RELAXED);
-}
-
-bool nw_fd_uring_wake(int fd)
-{
-	if (fd < 0 || fd >= NW_FD_SEEN_MAX)
-		return false;
-	return __atomic_load_n(
-		       &uring_wake_bits[(unsigned int)fd / NW_LONG_BITS],
-		       __ATOMIC_RELAXED) &
-	       (1UL << ((unsigned int)fd % NW_LONG_BITS));
 }
 
 /*

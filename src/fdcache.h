@@ -123,7 +123,19 @@ void nw_fd_close_visit(void);
  * first wake-up, as the kernel's does on EPOLL_URING_WAKE. Any lock.
  */
 void nw_fd_set_uring_wake(int fd, bool on);
-bool nw_fd_uring_wake(int fd);
+#define NW_FD_WAKE_MAX 65536
+extern unsigned long nw_fd_uring_wake_bits[];
+
+static inline bool nw_fd_uring_wake(int fd)
+{
+	const unsigned int bits = 8 * sizeof(long);
+
+	if (fd < 0 || fd >= NW_FD_WAKE_MAX)
+		return false;
+	return __atomic_load_n(&nw_fd_uring_wake_bits[(unsigned int)fd / bits],
+			       __ATOMIC_RELAXED) &
+	       (1UL << ((unsigned int)fd % bits));
+}
 /*
  * fd's last positional read or write completed in full inline (rw.c): a
  * regular file, most likely. Only a hint, trusted for no result; cleared

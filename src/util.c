@@ -23,7 +23,7 @@ void nw_bug(const char *file, int line, const char *cond)
 	abort();
 }
 
-void nw_sigfill_async(sigset_t *set)
+static void sigfill_async_make(sigset_t *set)
 {
 	sigfillset(set);
 	sigdelset(set, SIGSEGV);
@@ -32,6 +32,28 @@ void nw_sigfill_async(sigset_t *set)
 	sigdelset(set, SIGILL);
 	sigdelset(set, SIGTRAP);
 	sigdelset(set, SIGSYS);
+}
+
+/*
+ * Made once (every enter that holds the signals asks): the first caller
+ * claims the copy and publishes it; a caller meanwhile makes its own.
+ */
+void nw_sigfill_async(sigset_t *set)
+{
+	static sigset_t async_set;
+	static int state; /* 0 unmade, 1 being made, 2 made */
+	int zero = 0;
+
+	if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) == 2) {
+		*set = async_set;
+		return;
+	}
+	sigfill_async_make(set);
+	if (__atomic_compare_exchange_n(&state, &zero, 1, false,
+					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+		async_set = *set;
+		__atomic_store_n(&state, 2, __ATOMIC_RELEASE);
+	}
 }
 
 __thread struct nw_sighold *nw_sighold_cur
