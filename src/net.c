@@ -217,27 +217,15 @@ int nw_sr_buf_prep(struct nw_sr *sr, const struct io_uring_sqe *sqe)
 	return 0;
 }
 
-int nw_send_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
+/* SEND with a destination, iovecs or provided buffers: a msghdr. */
+static __attribute__((noinline)) int
+send_prep_msg(struct nw_req *req, struct nw_sr *sr,
+	      const struct io_uring_sqe *sqe, const void *dest, bool select)
 {
-	bool select = req->sqe_flags & IOSQE_BUFFER_SELECT;
-	struct nw_sr *sr = nw_req_cmd(req, struct nw_sr);
-	const void *dest = (void *)(uintptr_t)READ_ONCE(sqe->addr2);
 	unsigned int len = READ_ONCE(sqe->len);
 	struct nw_msg *m;
 	int ret;
 
-	if (nw_sr_init(sr, sqe, true))
-		return -EINVAL;
-	if (sr->flags & ~NW_SEND_FLAGS)
-		return -EINVAL;
-	if (sr->flags & NW_RECVSEND_BUNDLE)
-		sr->msg_flags |= MSG_WAITALL;
-	if (select && (sr->flags & NW_SEND_VECTORIZED))
-		return -EINVAL;
-	if (READ_ONCE(sqe->__pad3[0]))
-		return -EINVAL;
-	if (!dest && !(sr->flags & NW_SEND_VECTORIZED) && !select)
-		return nw_sr_buf_prep(sr, sqe);
 	if ((sr->flags & NW_SEND_VECTORIZED) && len > NW_UIO_MAXIOV)
 		return -EINVAL;
 	m = nw_msg_alloc(req, sr,
@@ -264,6 +252,27 @@ int nw_send_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
 	sr->vec = true;
 	return nw_msg_import_iov(sr, (void *)(uintptr_t)READ_ONCE(sqe->addr),
 				 len);
+}
+
+int nw_send_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
+{
+	bool select = req->sqe_flags & IOSQE_BUFFER_SELECT;
+	struct nw_sr *sr = nw_req_cmd(req, struct nw_sr);
+	const void *dest = (void *)(uintptr_t)READ_ONCE(sqe->addr2);
+
+	if (nw_sr_init(sr, sqe, true))
+		return -EINVAL;
+	if (sr->flags & ~NW_SEND_FLAGS)
+		return -EINVAL;
+	if (sr->flags & NW_RECVSEND_BUNDLE)
+		sr->msg_flags |= MSG_WAITALL;
+	if (select && (sr->flags & NW_SEND_VECTORIZED))
+		return -EINVAL;
+	if (READ_ONCE(sqe->__pad3[0]))
+		return -EINVAL;
+	if (!dest && !(sr->flags & NW_SEND_VECTORIZED) && !select)
+		return nw_sr_buf_prep(sr, sqe);
+	return send_prep_msg(req, sr, sqe, dest, select);
 }
 
 int nw_sendmsg_prep(struct nw_req *req, const struct io_uring_sqe *sqe)
