@@ -121,7 +121,28 @@ struct nw_msg *nw_msg_alloc(struct nw_req *req, struct nw_sr *sr,
 			    size_t nr_iov);
 int nw_msg_import_iov(struct nw_sr *sr, const void *uiov, size_t nr);
 int nw_msg_prep(struct nw_req *req, struct nw_sr *sr, struct msghdr *umsg);
-int nw_sr_init(struct nw_sr *sr, const struct io_uring_sqe *sqe, bool send);
+/*
+ * Start a send or receive's prep. The kernel keeps sqe->len as an int:
+ * one past INT_MAX is -EINVAL (io_sendmsg_prep, io_recvmsg_prep). Inline:
+ * every SEND and RECV prep starts here, send a constant at each call.
+ */
+static inline int nw_sr_init(struct nw_sr *sr, const struct io_uring_sqe *sqe,
+			     bool send)
+{
+	sr->flags = READ_ONCE(sqe->ioprio);
+	sr->msg_flags = (int)READ_ONCE(sqe->msg_flags);
+	if (send)
+		sr->msg_flags |= MSG_NOSIGNAL;
+	sr->send = send;
+	sr->vec = false;
+	sr->msg = NULL;
+	sr->done = 0;
+	sr->sock_type = 0;
+	sr->zc = 0;
+	sr->iov = &sr->fast_iov;
+	sr->nr_iov = 1;
+	return READ_ONCE(sqe->len) > INT_MAX ? -EINVAL : 0;
+}
 int nw_sr_buf_prep(struct nw_sr *sr, const struct io_uring_sqe *sqe);
 int nw_sr_issue_plain(struct nw_req *req, struct nw_sr *sr,
 		      unsigned int issue_flags);
