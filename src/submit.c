@@ -311,19 +311,29 @@ static void queue_fallback(struct nw_req *req)
 	issue_chain(req);
 }
 
-/* io_init_req: validate the SQE in the kernel's order, then prep. */
-static int init_req(struct nw_ring *ring, struct nw_req *req,
-		    const struct io_uring_sqe *sqe)
+/*
+ * io_init_req's drain part: IOSQE_IO_DRAIN (drain.c), and while draining
+ * every request is knocked to the slow path (REQ_F_FORCE_ASYNC): it runs
+ * in io-wq once released, which answers as IOSQE_ASYNC does (a multishot
+ * ACCEPT on a file that cannot be polled: -EBADFD, diff-fuzz).
+ */
+static int init_drain(struct nw_ring *ring, struct nw_req *req)
 {
-	const struct nw_issue_def *def;
-	unsigned int sqe_flags;
+	if ((req->sqe_flags & IOSQE_IO_DRAIN) || ring->drain_next) {
+		int ret = nw_drain_init(ring, req);
 
-	req->tw_func = chain_tw;
-	req->opcode = READ_ONCE(sqe->opcode);
-	if (unlikely(nw_traced(ring)))
-		nw_trace_submit(req, sqe);
-	req->sqe_flags = sqe_flags = READ_ONCE(sqe->flags);
-	req->user_data = READ_ONCE(sqe->user_data);
+		if (ret)
+			return ret;
+	}
+	if (ring->drain_active)
+		req->sqe_flags |= IOSQE_ASYNC;
+	return 0;
+}
+
+/* A request's state from its last use, made new for this SQE. */
+static inline void req_reset(struct nw_ring *ring, struct nw_req *req,
+			     unsigned int sqe_flags)
+{
 	/* Counted until freed: a drained request waits for all of them. */
 	req->flags =
 		NW_REQ_F_COUNTED |
@@ -339,7 +349,22 @@ static int init_req(struct nw_ring *ring, struct nw_req *req,
 	req->sync_wake = req->lazy_ok = false;
 	if (ring->cqe_shift == 5)
 		req->big[0] = req->big[1] = 0;
+}
 
+/* io_init_req: validate the SQE in the kernel's order, then prep. */
+static int init_req(struct nw_ring *ring, struct nw_req *req,
+		    const struct io_uring_sqe *sqe)
+{
+	const struct nw_issue_def *def;
+	unsigned int sqe_flags;
+
+	req->tw_func = chain_tw;
+	req->opcode = READ_ONCE(sqe->opcode);
+	if (unlikely(nw_traced(ring)))
+		nw_trace_submit(req, sqe);
+	req->sqe_flags = sqe_flags = READ_ONCE(sqe->flags);
+	req->user_data = READ_ONCE(sqe->user_data);
+	req_reset(ring, req, sqe_flags);
 	/*
 	 * The table has every byte value (past NW_OP_LAST all zero), but an
 	 * unknown opcode fails here, before the flag checks, as in the kernel.
@@ -360,20 +385,13 @@ static int init_req(struct nw_ring *ring, struct nw_req *req,
 	    !((sqe_flags & IOSQE_IO_DRAIN) && ring->drain_disabled) &&
 	    !nw_restrict_sqe_ok(ring, req->opcode, sqe_flags))
 		return -EACCES;
-	if (unlikely((sqe_flags & IOSQE_IO_DRAIN) || ring->drain_next)) {
-		int ret = nw_drain_init(ring, req);
+	if (unlikely((sqe_flags & IOSQE_IO_DRAIN) || ring->drain_active ||
+		     ring->drain_next)) {
+		int ret = init_drain(ring, req);
 
 		if (ret)
 			return ret;
 	}
-	/*
-	 * While draining, io_init_req knocks every request to the slow
-	 * path (REQ_F_FORCE_ASYNC): it runs in io-wq once released, which
-	 * answers as IOSQE_ASYNC does (a multishot ACCEPT on a file that
-	 * cannot be polled: -EBADFD, diff-fuzz).
-	 */
-	if (unlikely(ring->drain_active))
-		req->sqe_flags |= IOSQE_ASYNC;
 	if (unlikely(!def->issue))
 		return -EINVAL; /* not implemented: as on an older kernel */
 	if (unlikely(READ_ONCE(sqe->ioprio) && !def->ioprio))
