@@ -311,25 +311,6 @@ static void queue_fallback(struct nw_req *req)
 	issue_chain(req);
 }
 
-/*
- * io_init_req's drain part: IOSQE_IO_DRAIN (drain.c), and while draining
- * every request is knocked to the slow path (REQ_F_FORCE_ASYNC): it runs
- * in io-wq once released, which answers as IOSQE_ASYNC does (a multishot
- * ACCEPT on a file that cannot be polled: -EBADFD, diff-fuzz).
- */
-static int init_drain(struct nw_ring *ring, struct nw_req *req)
-{
-	if ((req->sqe_flags & IOSQE_IO_DRAIN) || ring->drain_next) {
-		int ret = nw_drain_init(ring, req);
-
-		if (ret)
-			return ret;
-	}
-	if (ring->drain_active)
-		req->sqe_flags |= IOSQE_ASYNC;
-	return 0;
-}
-
 /* A request's state from its last use, made new for this SQE. */
 static inline void req_reset(struct nw_ring *ring, struct nw_req *req,
 			     unsigned int sqe_flags)
@@ -385,9 +366,8 @@ static int init_req(struct nw_ring *ring, struct nw_req *req,
 	    !((sqe_flags & IOSQE_IO_DRAIN) && ring->drain_disabled) &&
 	    !nw_restrict_sqe_ok(ring, req->opcode, sqe_flags))
 		return -EACCES;
-	if (unlikely((sqe_flags & IOSQE_IO_DRAIN) || ring->drain_active ||
-		     ring->drain_next)) {
-		int ret = init_drain(ring, req);
+	if (unlikely((sqe_flags & IOSQE_IO_DRAIN) || ring->drain_next)) {
+		int ret = nw_drain_init(ring, req);
 
 		if (ret)
 			return ret;
