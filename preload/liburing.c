@@ -263,6 +263,18 @@ static bool lu_cq_needs_enter(int v, const struct io_uring *ring)
 	return polled || lu_cq_needs_flush(ring);
 }
 
+/* The tail's store before the flags' load (TSan models no fences). */
+static inline void lu_smp_mb(void)
+{
+#if defined(__SANITIZE_THREAD__)
+	static int tsan_fence;
+
+	__atomic_fetch_add(&tsan_fence, 0, __ATOMIC_SEQ_CST);
+#else
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
 /* SQEs to hand over: with SQPOLL, only when the poller sleeps. */
 static bool lu_sq_needs_enter(const struct io_uring *ring, unsigned int submit,
 			      unsigned int *flags)
@@ -271,7 +283,7 @@ static bool lu_sq_needs_enter(const struct io_uring *ring, unsigned int submit,
 		return false;
 	if (!(ring->flags & IORING_SETUP_SQPOLL))
 		return true;
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	lu_smp_mb();
 	if (lu_load(ring->sq.kflags) & IORING_SQ_NEED_WAKEUP) {
 		*flags |= IORING_ENTER_SQ_WAKEUP;
 		return true;

@@ -26,6 +26,13 @@
 #define T_EXIT_FAIL 1
 #define T_EXIT_SKIP 77
 
+/* Built under ThreadSanitizer, which defers signal handlers. */
+#if defined(__SANITIZE_THREAD__)
+#define T_TSAN 1
+#else
+#define T_TSAN 0
+#endif
+
 /* Assertions print both operands and the location, then abort. */
 #define T_ASSERT_OP(a, op, b)                                                 \
 	do {                                                                  \
