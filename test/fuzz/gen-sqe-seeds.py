@@ -567,6 +567,30 @@ SEEDS = {
         sqe("RECV", fd=13, addr=0x2000, len=4096), submit(),
         enter(1, 1)],
         struct.pack("<I", 0x2 | 0x10 | 0x80 | 0x800)),
+    # pollverify.c: on a DEFER_TASKRUN ring a READ parks lazily only on a
+    # pipe whose kind is known: a short read (1 byte written, 64 asked)
+    # learns it, then a READ of the empty pipe parks unwatched, and the
+    # GETEVENTS (enter 1, 0) retries it (nw_poll_take_lazy), parks it
+    # watched; a WRITE ends it.
+    "poll-lazy-retry": (DEFER, [
+        sqe("WRITE", fd=1, addr=0x100, len=1), submit(), enter(1, 1),
+        sqe("READ", fd=0, addr=0x200, len=64), submit(), enter(1, 1),
+        sqe("READ", fd=0, addr=0x200, len=64), submit(), enter(1, 0),
+        sqe("WRITE", fd=1, addr=0x100, len=1), submit(), enter(1, 1)]),
+    # The same lazy park, then an eventfd registered: the ring's readiness
+    # is observed, what is lazy gets watched (nw_poll_watch_lazy).
+    "poll-lazy-observed": (DEFER, [
+        sqe("WRITE", fd=1, addr=0x100, len=1), submit(), enter(1, 1),
+        sqe("READ", fd=0, addr=0x200, len=64), submit(), enter(1, 1),
+        sqe("READ", fd=0, addr=0x200, len=64), submit(), reg(4),
+        sqe("WRITE", fd=1, addr=0x100, len=1), submit(), enter(1, 1)]),
+    # A READ parked watched for over NW_POLL_VERIFY_NS (50 ms: 80 waits
+    # of at most 1 ms each): the harvest re-checks its watch
+    # (nw_poll_verify); a WRITE ends it.
+    "poll-verify": (PLAIN, [
+        sqe("READ", fd=0, addr=0x200, len=64), submit()] +
+        [enter(1, 1)] * 80 + [
+        sqe("WRITE", fd=1, addr=0x100, len=1), submit(), enter(1, 1)]),
 }
 
 
