@@ -21,6 +21,9 @@
 # same figure from the sanitizer build instead (the older, lower one);
 # FUZZ_COV_ONLY=1 skips the runs and prints the coverage of the corpora
 # as they are (after a run, of its work corpus too).
+# One input's coverage: replay a directory holding only it (a file given
+# as an argument is run but its edges are not counted: every function
+# prints 0 hits).
 #
 # Environment: FUZZ_S (seconds per harness), FUZZ_ONLY (one harness),
 # FUZZ_DIFF=report (diff-fuzz lists the kinds of differences it finds,
