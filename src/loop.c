@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <stdint.h>
 #include <string.h>
+#include <poll.h>
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -138,6 +139,33 @@ static int ep_pwait(int epfd, struct epoll_event *ev, int max,
 			    (size_t)(_NSIG / 8));
 }
 
+/*
+ * A sleep with a mask waits in ppoll on the epoll fd, then harvests
+ * without waiting. An ignored signal the mask lets in (one held pending
+ * by a waiter: SIGCHLD at its default, SIGPIPE at SIG_IGN) makes
+ * epoll_pwait2 say EINTR, as epoll never restarts; ppoll's
+ * ERESTARTNOHAND restarts when no handler ran, so only a signal with a
+ * handler ends the sleep (-EINTR), as in the kernel's io_uring wait,
+ * without asking any disposition. A look (zero timeout) never reports a
+ * signal: one epoll_pwait2.
+ */
+static int sleep_masked(int epfd, const struct timespec **timeout,
+			const sigset_t **sig)
+{
+	static const struct timespec zero;
+	struct pollfd p = {.fd = epfd, .events = POLLIN};
+	int r;
+
+	if (!*sig || (*timeout && !(*timeout)->tv_sec && !(*timeout)->tv_nsec))
+		return 1;
+	r = ppoll(&p, 1, *timeout, *sig);
+	if (r < 0)
+		return -errno;
+	*timeout = &zero;
+	*sig = NULL;
+	return r;
+}
+
 int nw_loop_wait(struct nw_loop *loop, struct nw_loop_event *out, int max,
 		 const struct timespec *timeout, const sigset_t *sig)
 {
@@ -146,6 +174,9 @@ int nw_loop_wait(struct nw_loop *loop, struct nw_loop_event *out, int max,
 
 	if (max > NW_LOOP_BATCH)
 		max = NW_LOOP_BATCH;
+	n = sleep_masked(loop->epfd, &timeout, &sig);
+	if (n <= 0)
+		return n;
 	n = ep_pwait(loop->epfd, ev, max, timeout, sig);
 	if (n < 0)
 		return -errno;

@@ -27,8 +27,7 @@ struct wait_args {
 	const sigset_t *sig;	    /* NULL: keep the thread's mask */
 	const sigset_t *sleep_mask; /* the mask every sleep passes (wait_for) */
 	sigset_t sigbuf;
-	sigset_t old;	   /* the thread's mask, restored when the wait ends */
-	sigset_t sleepbuf; /* sleep_mask when sleep_mask_of added to it */
+	sigset_t old; /* the thread's mask, restored when the wait ends */
 };
 
 /*
@@ -149,8 +148,8 @@ static bool sig_discarded(int sig)
  * it never ends the kernel's wait, but the engine held every signal (the
  * submit part, the wait between its sleeps), so it was queued, and a
  * sleep that let it in would say EINTR for it: the SIGPIPE of a WRITE into
- * a pipe without readers, at SIG_IGN as servers have it. Called before
- * every sleep and after every look.
+ * a pipe without readers, at SIG_IGN as servers have it. Called after
+ * every look; the sleeps are ppolls, which restart for such a signal.
  */
 static bool signal_waiting(const sigset_t *mask)
 {
@@ -185,9 +184,9 @@ static int sleep_once(int fd, const struct wait_args *wa)
 	eventfd_t v;
 	int r;
 
-	signal_waiting(wa->sleep_mask); /* drops the ignored ones */
 	if (wa->ea.has_deadline)
 		left = time_left(&wa->ea.deadline);
+	/* An ignored signal restarts it (ERESTARTNOHAND): see nw_loop_wait. */
 	r = ppoll(&pfd, 1, wa->ea.has_deadline ? &left : NULL, wa->sleep_mask);
 	if (r < 0)
 		return errno == EINTR ? -EINTR : -errno;
@@ -325,7 +324,7 @@ static int wait_drive(struct nw_ring *ring, unsigned int target,
 			left = time_left(&wa->ea.deadline);
 		if (wa->ea.has_deadline && !left.tv_sec && !left.tv_nsec)
 			return -ETIME;
-		signal_waiting(wa->sleep_mask); /* drops the ignored ones */
+		/* It sleeps in ppoll: an ignored signal does not end it. */
 		ret = nw_reactor_run(ring, wa->ea.has_deadline ? &left : NULL,
 				     wa->sleep_mask, NW_RUN_DRIVER);
 		if (ret < 0)
@@ -419,36 +418,6 @@ static int spin(struct nw_ring *ring, unsigned int target,
 }
 
 /*
- * The wait's mask, with the signals that would be ignored (SIGCHLD,
- * SIGURG, SIGWINCH and SIGCONT at their default, or at SIG_IGN) kept
- * blocked: one that came while the engine held the signals is pending, and
- * a poll or epoll_pwait that let it in would say EINTR for it (epoll does
- * not restart), where the kernel's wait never sees an ignored signal. It
- * is dropped when enter gives the thread its mask back.
- */
-static const sigset_t *sleep_mask_of(struct wait_args *wa)
-{
-	static const int ign[] = {SIGCHLD, SIGURG, SIGWINCH, SIGCONT};
-	const sigset_t *m = wa->sig ? wa->sig : &wa->old;
-	bool copied = false;
-
-	for (unsigned int i = 0; i < sizeof(ign) / sizeof(ign[0]); i++) {
-		struct sigaction sa;
-
-		if (sigismember(m, ign[i]) == 1 ||
-		    sigaction(ign[i], NULL, &sa) ||
-		    (sa.sa_flags & SA_SIGINFO) ||
-		    (sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN))
-			continue;
-		if (!copied)
-			wa->sleepbuf = *m;
-		copied = true;
-		sigaddset(&wa->sleepbuf, ign[i]);
-	}
-	return copied ? &wa->sleepbuf : m;
-}
-
-/*
  * The sleep of a wait on a ring shared across fork (docs/fork.md): the
  * other process's CQ posts wake nobody here, so each sleep is cut short
  * (10 us, doubling up to 1 ms) and the shared tail looked at again.
@@ -497,7 +466,7 @@ static int wait_for(struct nw_ring *ring, unsigned int target,
 	bool spun = budget > 0, hit = false;
 	int ret = 1;
 
-	wa->sleep_mask = sleep_mask_of(wa);
+	wa->sleep_mask = wa->sig ? wa->sig : &wa->old;
 	if (spun) {
 		ret = spin(ring, target, wa, drive, fd, budget);
 		hit = ret == 0;
