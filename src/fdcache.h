@@ -29,7 +29,7 @@ struct nw_pollfd {
 	bool in_idle, out_idle; /* known not ready at *_idle_seq */
 	unsigned int in_seq, out_seq;
 	unsigned int in_idle_seq, out_idle_seq;
-	long long verify_due_ns; /* next check that the watch is current */
+	long long verify_due_ns; /* next check of the watch (0: unset) */
 	long long verify_ivl_ns; /* doubles up to NW_VERIFY_MAX_NS */
 	struct nw_list parked;
 	struct nw_list

@@ -180,9 +180,10 @@ struct nw_list *nw_poll_bucket(struct nw_ring *ring, uint64_t user_data)
 void nw_poll_park(struct nw_ring *ring, struct nw_pollfd *pfd,
 		  struct nw_req *req, unsigned int mask)
 {
+	/* Due from the next check of the watches on (pollverify.c). */
 	if (nw_list_empty(&pfd->parked)) {
 		pfd->verify_ivl_ns = NW_VERIFY_NS;
-		pfd->verify_due_ns = nw_poll_now_ns() + NW_VERIFY_NS;
+		pfd->verify_due_ns = 0;
 		nw_list_add_tail(&pfd->busy_node, &ring->busy_pfds);
 	}
 	req->poll_mask = mask;

@@ -60,6 +60,14 @@ void nw_poll_verify(struct nw_ring *ring, struct nw_list *ready)
 		struct nw_list *pos, *tmp;
 		int r;
 
+		/*
+		 * A park reads no clock: its first check is due one interval
+		 * after the first pass that finds it (50 to 150 ms on).
+		 */
+		if (!pfd->verify_due_ns) {
+			pfd->verify_due_ns = now + pfd->verify_ivl_ns;
+			continue;
+		}
 		if (now < pfd->verify_due_ns || (pfd->lazy && !pfd->watched))
 			continue; /* not due, or not watched: nothing to check */
 		if (pfd->verify_ivl_ns < NW_VERIFY_MAX_NS)
