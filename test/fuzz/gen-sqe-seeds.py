@@ -591,6 +591,86 @@ SEEDS = {
         sqe("READ", fd=0, addr=0x200, len=64), submit()] +
         [enter(1, 1)] * 80 + [
         sqe("WRITE", fd=1, addr=0x100, len=1), submit(), enter(1, 1)]),
+    # pollwatch.c: a POLL_ADD that parks on an fd not ready writes a new
+    # watch generation (nw_poll_stamp's EPOLL_CTL_MOD): the empty pipe,
+    # the empty socket, a multishot one; the ring's own fd parks without
+    # one (a target); WRITE and SEND then end them.
+    "poll-add-park-gen": (PLAIN, [
+        sqe("POLL_ADD", fd=0, rwf=1), submit(), enter(1, 0),
+        sqe("POLL_ADD", fd=2, rwf=1), submit(), enter(1, 0),
+        sqe("POLL_ADD", fd=7, rwf=1), submit(), enter(1, 0),
+        sqe("WRITE", fd=1, addr=0x100, len=1),
+        sqe("SEND", fd=3, addr=0x100, len=1), submit(), enter(1, 3)]),
+    "poll-add-mshot-gen": (DEFER, [
+        sqe("POLL_ADD", fd=0, rwf=1, len=1), submit(), enter(1, 0),
+        sqe("POLL_ADD", fd=5, rwf=1), submit(), enter(1, 0),
+        sqe("WRITE", fd=1, addr=0x100, len=1), submit(), enter(1, 1),
+        sqe("READ", fd=0, addr=0x200, len=64), submit(), enter(1, 1),
+        sqe("WRITE", fd=1, addr=0x100, len=1), submit(), enter(1, 1)]),
+    # A multishot POLL_ADD on a pipe found ready: parked without a new
+    # generation (its first event is queued), then one on the eventfd.
+    "poll-add-mshot-ready": (PLAIN, [
+        sqe("WRITE", fd=1, addr=0x100, len=1), submit(), enter(1, 1),
+        sqe("POLL_ADD", fd=0, rwf=1, len=1), submit(), enter(1, 1),
+        sqe("POLL_ADD", fd=5, rwf=4, len=1), submit(), enter(1, 1)]),
+    # rwcheck.c: RWF_NOWAIT by the file's kind (rw_nowait_kind): f0 on
+    # the scratch directory's filesystem read and written, the directory,
+    # the epoll fd, the ring, the eventfd read and written, /dev/null, the
+    # pipe, a socket, and the pipe's write end read (its mode: -EBADF).
+    "rwf-nowait-kinds": (PLAIN, [
+        sqe("READ", fd=4, addr=0x200, len=16, rwf=8),
+        sqe("WRITE", fd=4, addr=0x100, len=16, rwf=8),
+        sqe("READ", fd=8, addr=0x200, len=16, rwf=8),
+        sqe("READ", fd=6, addr=0x200, len=16, rwf=8),
+        sqe("READ", fd=7, addr=0x200, len=16, rwf=8), submit(),
+        enter(1, 5),
+        sqe("WRITE", fd=5, addr=0x100, len=8, rwf=8),
+        sqe("READ", fd=5, addr=0x200, len=8, rwf=8),
+        sqe("READ", fd=15, addr=0x200, len=16, rwf=8),
+        sqe("WRITE", fd=1, addr=0x100, len=4, rwf=8),
+        sqe("READ", fd=0, addr=0x200, len=4, rwf=8),
+        sqe("READ", fd=2, addr=0x200, len=4, rwf=8),
+        sqe("READ", fd=1, addr=0x200, len=4, rwf=8), submit(),
+        enter(1, 7)]),
+    # The flag checks after NOWAIT, raw (untidied) to keep the bits past
+    # APPEND: an unknown bit, APPEND with NOAPPEND, ATOMIC on a read, a
+    # buffered write and a pipe, DONTCACHE on f0 and a pipe, HIPRI on a
+    # ring without IOPOLL; then the ioprio classes (NONE with a level, RT,
+    # BE, past IDLE).
+    "rwf-flag-checks": (PLAIN, [
+        raw("WRITE", fd=4, addr=0x100, len=8, rwf=0x200),
+        raw("WRITE", fd=4, addr=0x100, len=8, rwf=0x30),
+        raw("READ", fd=4, addr=0x200, len=8, rwf=0x40),
+        raw("WRITE", fd=4, addr=0x100, len=8, rwf=0x40),
+        raw("WRITE", fd=1, addr=0x100, len=8, rwf=0x40), submit(),
+        enter(1, 5),
+        raw("READ", fd=4, addr=0x200, len=8, rwf=0x80),
+        raw("WRITE", fd=1, addr=0x100, len=8, rwf=0x80),
+        raw("READ", fd=4, addr=0x200, len=8, rwf=0x1),
+        raw("READ", fd=4, addr=0x200, len=8, rwf=0x88),
+        raw("READ", fd=4, addr=0x200, len=8, ioprio=1),
+        raw("READ", fd=4, addr=0x200, len=8, ioprio=0x2000),
+        raw("READ", fd=4, addr=0x200, len=8, ioprio=0x4007),
+        raw("READ", fd=4, addr=0x200, len=8, ioprio=0x8000), submit(),
+        enter(1, 8)]),
+    # net-int.h: a RECV with POLL_FIRST on what is no socket is armed
+    # when epoll may take it (nw_net_arm_nonsock): f0, the directory,
+    # /dev/null; the pipe is polled as any.
+    "recv-pollfirst-nonsock": (PLAIN, [
+        sqe("RECV", fd=4, addr=0x200, len=8, ioprio=1),
+        sqe("RECV", fd=8, addr=0x200, len=8, ioprio=1),
+        sqe("RECV", fd=15, addr=0x200, len=8, ioprio=1),
+        sqe("RECV", fd=0, addr=0x200, len=8, ioprio=1), submit(),
+        enter(1, 3),
+        sqe("WRITE", fd=1, addr=0x100, len=1), submit(), enter(1, 1)]),
+    # ACCEPT with POLL_FIRST on the same: f0, the directory, /dev/null,
+    # the pipe (not armed).
+    "accept-pollfirst-nonsock": (PLAIN, [
+        sqe("ACCEPT", fd=4, ioprio=4), sqe("ACCEPT", fd=8, ioprio=4),
+        sqe("ACCEPT", fd=15, ioprio=4), sqe("ACCEPT", fd=0, ioprio=4),
+        submit(), enter(1, 3),
+        sqe("WRITE", fd=1, addr=0x100, len=1), submit(), enter(1, 1)]),
+
 }
 
 
