@@ -54,6 +54,13 @@ NEG = 1 << 63
 NUL = 5 << 61  # an address field fz_sanitize maps to NULL (map_addr)
 
 
+def unknown(**kw):
+    """An SQE of opcode byte 63, which fz_sanitize makes 250 (none)."""
+    b = bytearray(sqe("NOP", **kw))
+    b[1] = 63
+    return bytes(b)
+
+
 def raw(op, **kw):
     return sqe(op, pers=RAW, **kw)
 
@@ -607,6 +614,10 @@ SEEDS = {
         sqe("WRITE", fd=1, addr=0x100, len=1), submit(), enter(1, 1),
         sqe("READ", fd=0, addr=0x200, len=64), submit(), enter(1, 1),
         sqe("WRITE", fd=1, addr=0x100, len=1), submit(), enter(1, 1)]),
+    # stats.c: a request of an opcode past the table (-EINVAL) is not
+    # counted (nw_stats_done), one beside it is, twice.
+    "stats-unknown-op": (PLAIN, [
+        unknown(), sqe("NOP"), sqe("NOP"), submit(), enter(1, 3)]),
     # A multishot POLL_ADD on a pipe found ready: parked without a new
     # generation (its first event is queued), then one on the eventfd.
     "poll-add-mshot-ready": (PLAIN, [
