@@ -614,6 +614,14 @@ SEEDS = {
         sqe("WRITE", fd=1, addr=0x100, len=1), submit(), enter(1, 1),
         sqe("READ", fd=0, addr=0x200, len=64), submit(), enter(1, 1),
         sqe("WRITE", fd=1, addr=0x100, len=1), submit(), enter(1, 1)]),
+    # The pipe's read end silently becomes a socket (a raw dup2 the engine
+    # is not told of) while a POLL_ADD is parked on it: the next park's
+    # EPOLL_CTL_MOD of the stale watch fails (nw_poll_stamp keeps the old
+    # generation); the teardown cancels both.
+    "poll-add-stale-watch": (PLAIN, [
+        sqe("POLL_ADD", fd=0, rwf=1), submit(), enter(1, 0),
+        reg(15, 0x70), sqe("POLL_ADD", fd=0, rwf=1), submit(), enter(1, 0),
+        sqe("READ", fd=0, addr=0x200, len=8), submit(), enter(1, 0)]),
     # stats.c: a request of an opcode past the table (-EINVAL) is not
     # counted (nw_stats_done), one beside it is, twice.
     "stats-unknown-op": (PLAIN, [

@@ -24,7 +24,8 @@
  *                 buffer rings of groups 0-3, the errno paths of any
  *                 opcode with a NULL argument; or a readiness watcher of
  *                 the ring fd (nowait_ring_pollfd), or what the preload
- *                 tells the engine (nowait-hook.h: a write, a close).
+ *                 tells the engine (nowait-hook.h: a write, a close),
+ *                 or a raw dup2 over an fd the engine is not told of.
  * Every ring is traced and counted (NOWAIT_TRACE, NOWAIT_STATS to
  * /dev/null).
  * The input also fills the arena the SQEs point into.
@@ -218,11 +219,19 @@ static void hooks(struct run *u, uint8_t arg)
 			nowait_hook_wrote();
 		break;
 	case 2:
-		/* The program closes an fd of the environment. */
-		if (fd >= 0 && (arg & 15) != 7) {
-			nowait_hook_fd_closing(fd);
-			close(fd);
+		if (fd < 0 || (arg & 15) == 7 || (arg & 15) == 10)
+			break;
+		/*
+		 * Its number now names a socket and the engine is not told (a
+		 * raw dup2): watches and kinds it learned are stale.
+		 */
+		if (arg >> 4 == 7) {
+			dup2(u->env.fd[(arg & 15) == 2 ? 3 : 2], fd);
+			break;
 		}
+		/* The program closes an fd of the environment. */
+		nowait_hook_fd_closing(fd);
+		close(fd);
 		break;
 	case 3:
 		nowait_hook_uring_wake_fd(u->env.fd[6], arg & 1);
