@@ -34,12 +34,12 @@ struct op_stats {
 
 struct nw_stats {
 	struct nw_ring *ring;
-	struct nw_stats *next;
+	struct nw_list node; /* on all_stats, newest first */
 	struct op_stats *ops[NW_OP_LAST];
 };
 
 static int stats_mode; /* 0 off, 1 table, 2 json */
-static struct nw_stats *all_stats;
+static struct nw_list all_stats = {&all_stats, &all_stats};
 static bool exit_reported; /* the exit report ran: rings freed after, quietly */
 static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
 static FILE *out; /* the report's stream (stats_open), written under all_lock */
@@ -203,7 +203,9 @@ static void report_all(bool from_signal)
 		return;
 	if (!from_signal)
 		exit_reported = true;
-	for (struct nw_stats *st = all_stats; st; st = st->next) {
+	for (struct nw_list *pos = all_stats.next; pos != &all_stats;
+	     pos = pos->next) {
+		struct nw_stats *st = nw_list_entry(pos, struct nw_stats, node);
 		/* The submit side, as nw_submit_lock takes it. */
 		bool lock = !from_signal && !st->ring->lockless_cq;
 
@@ -264,8 +266,7 @@ void nw_stats_ring(struct nw_ring *ring)
 		return;
 	st->ring = ring;
 	pthread_mutex_lock(&all_lock);
-	st->next = all_stats;
-	all_stats = st;
+	nw_list_add_tail(&st->node, all_stats.next);
 	pthread_mutex_unlock(&all_lock);
 	ring->stats = st;
 }
@@ -277,15 +278,12 @@ void nw_stats_ring(struct nw_ring *ring)
  */
 void nw_stats_ring_gone(struct nw_ring *ring)
 {
-	struct nw_stats *st = ring->stats, **pp;
+	struct nw_stats *st = ring->stats;
 
 	if (!st)
 		return;
 	pthread_mutex_lock(&all_lock);
-	for (pp = &all_stats; *pp && *pp != st; pp = &(*pp)->next)
-		;
-	if (*pp)
-		*pp = st->next;
+	nw_list_del(&st->node);
 	if (!exit_reported && out) {
 		report_ring(out, st, stats_mode == 2);
 		fflush(out);
