@@ -30,8 +30,9 @@ struct nw_buf_slot {
 
 struct nw_rsrc {
 	pthread_mutex_t lock;
-	struct nw_rsrc_node **files; /* NULL entries are empty slots */
-	unsigned int nr_files;	     /* 0: no table */
+	struct nw_rsrc_node **files;   /* NULL entries are empty slots */
+	struct nw_rsrc_node **retired; /* emptied, its nodes being put */
+	unsigned int nr_files;	       /* 0: no table */
 	unsigned int alloc_start, alloc_end, alloc_hint;
 	struct nw_buf_slot *bufs;
 	unsigned int nr_bufs;

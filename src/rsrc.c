@@ -277,16 +277,51 @@ static int slot_alloc(struct nw_rsrc *r)
 	return -ENFILE;
 }
 
-/* Empty the file table; nodes go to pl (last slot first, as the kernel). */
-static void files_free(struct nw_rsrc *r, struct nw_put_list *pl)
+/*
+ * Empty the file table, under r->lock: the array goes to r->retired,
+ * its nodes to be put by files_retired_put once the lock is dropped.
+ * The ring points at them through it until they are put: if only this
+ * thread's stack did (a put list), LeakSanitizer, whose check can skip a
+ * thread ("not found in registry"), would report them leaked meanwhile
+ * (reg-fuzz, issue 14: the reactor thread's ring exit, which takes the
+ * submit side and runs task work before the puts). Returns the slots.
+ */
+static unsigned int files_retire(struct nw_rsrc *r)
 {
-	for (unsigned int i = r->nr_files; i-- > 0;)
-		if (r->files[i])
-			put_list_add(pl, r->files[i]);
-	free(r->files);
+	unsigned int nr = r->nr_files;
+
+	free(r->retired); /* a register call under reg_lock: none left */
+	r->retired = r->files;
 	r->files = NULL;
 	r->nr_files = 0;
 	r->alloc_start = r->alloc_end = r->alloc_hint = 0;
+	return nr;
+}
+
+/*
+ * Put the retired table's nodes, last slot first (as the kernel), from
+ * a register call (reg_lock held: nobody else retires meanwhile); then
+ * the array goes.
+ */
+static void files_retired_put(struct nw_ring *ring, struct nw_rsrc *r,
+			      unsigned int nr)
+{
+	struct nw_rsrc_node **old = r->retired;
+	bool any = false;
+
+	for (unsigned int i = 0; i < nr && !any; i++)
+		any = old[i] != NULL;
+	if (any) {
+		reg_post_begin(ring);
+		for (unsigned int i = nr; i-- > 0;)
+			if (old[i])
+				node_put(ring, old[i], NULL, true);
+		reg_post_end(ring);
+	}
+	pthread_mutex_lock(&r->lock);
+	r->retired = NULL;
+	pthread_mutex_unlock(&r->lock);
+	free(old);
 }
 
 static void files_clear_tags(struct nw_rsrc *r)
@@ -300,7 +335,6 @@ static void files_clear_tags(struct nw_rsrc *r)
 static int files_register(struct nw_ring *ring, const int *ufds,
 			  const uint64_t *utags, unsigned int nr)
 {
-	struct nw_put_list pl = {0};
 	struct nw_rsrc *r;
 	struct rlimit rl;
 	int ret = 0;
@@ -340,13 +374,14 @@ static int files_register(struct nw_ring *ring, const int *ufds,
 	}
 	if (ret) {
 		files_clear_tags(r);
-		files_free(r, &pl);
+		nr = files_retire(r);
 	} else {
 		r->alloc_start = r->alloc_hint = 0;
 		r->alloc_end = nr;
 	}
 	pthread_mutex_unlock(&r->lock);
-	put_list_run_locked(ring, &pl);
+	if (ret)
+		files_retired_put(ring, r, nr);
 	return ret;
 }
 
@@ -362,7 +397,7 @@ int nw_rsrc_unregister_files(struct nw_ring *ring, void *arg,
 			     unsigned int nr_args)
 {
 	struct nw_rsrc *r = rsrc_of(ring);
-	struct nw_put_list pl = {0};
+	unsigned int nr;
 
 	if (arg || nr_args)
 		return -EINVAL;
@@ -373,9 +408,9 @@ int nw_rsrc_unregister_files(struct nw_ring *ring, void *arg,
 		pthread_mutex_unlock(&r->lock);
 		return -ENXIO;
 	}
-	files_free(r, &pl);
+	nr = files_retire(r);
 	pthread_mutex_unlock(&r->lock);
-	put_list_run_locked(ring, &pl);
+	files_retired_put(ring, r, nr);
 	return 0;
 }
 
@@ -414,6 +449,7 @@ void nw_rsrc_destroy(struct nw_ring *ring)
 		if (r->bufs[i].node)
 			node_drop_quiet(ring, r->bufs[i].node);
 	__atomic_store_n(&ring->rsrc, NULL, __ATOMIC_RELEASE);
+	free(r->retired);
 	free(r->files);
 	free(r->bufs);
 	pthread_mutex_destroy(&r->lock);
