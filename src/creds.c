@@ -279,8 +279,16 @@ void nw_creds_destroy(struct nw_ring *ring)
 	if (!t)
 		return;
 	nw_creds_free_all(ring);
-	__atomic_store_n(&ring->pers, NULL, __ATOMIC_RELEASE);
+	/*
+	 * The ring points at the table until it is freed: else only this
+	 * thread does meanwhile, and LeakSanitizer, whose check can skip a
+	 * thread, reports it leaked (reg-fuzz, issue 14). Nothing looks the
+	 * table up now: the ring is released, under reg_lock.
+	 */
 	free(t->slot);
+	t->slot = NULL;
+	t->nr = 0;
 	pthread_mutex_destroy(&t->lock);
+	__atomic_store_n(&ring->pers, NULL, __ATOMIC_RELEASE);
 	free(t);
 }
