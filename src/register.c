@@ -365,15 +365,21 @@ int nw_register_blind(unsigned int opcode, void *arg, unsigned int nr_args)
  */
 static void reg_watch_exit(struct nw_ring *ring)
 {
-	int ret;
+	int ret = -1;
 
 	if (ring->lockless_cq || ring->sqd)
 		return;
 	__atomic_store_n(&ring->exit_watch, true, __ATOMIC_RELEASE);
+	/*
+	 * Not for a ring claimed for release meanwhile (its fd closed by
+	 * another thread after the register): its loop, freed under
+	 * poll_lock once torn is set, is not made again, nor its thread.
+	 */
 	pthread_mutex_lock(&ring->poll_lock);
-	ret = nw_loop_ensure(&ring->loop);
+	if (!__atomic_load_n(&ring->torn, __ATOMIC_ACQUIRE))
+		ret = nw_loop_ensure(&ring->loop);
 	pthread_mutex_unlock(&ring->poll_lock);
-	if (!ret)
+	if (!ret && !__atomic_load_n(&ring->torn, __ATOMIC_ACQUIRE))
 		nw_reactor_ensure(ring);
 }
 
