@@ -382,7 +382,9 @@ static int sync_check(const struct sync_cancel_reg *sc)
  * each nap lets go of (the kernel drops uring_lock while it waits): a
  * register call that unblocks the worker, or ring exit, can then run. Each
  * pass looks everything up again (sync_try), so a change made meanwhile is
- * seen.
+ * seen; a ring released meanwhile (its fd closed by another thread) is
+ * not looked at again: its exit cancelled what was found, as the kernel's
+ * would once the register returned.
  */
 int nw_sync_cancel(struct nw_ring *ring, void *arg, unsigned int nr_args)
 {
@@ -424,6 +426,9 @@ int nw_sync_cancel(struct nw_ring *ring, void *arg, unsigned int nr_args)
 		pthread_mutex_unlock(&ring->reg_lock);
 		nanosleep(&nap, NULL);
 		pthread_mutex_lock(&ring->reg_lock);
+		/* Released meanwhile: its exit cancelled everything. */
+		if (unlikely(ring->released))
+			return 0;
 	}
 	return ret == -ENOENT || ret > 0 ? 0 : ret;
 }
