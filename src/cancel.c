@@ -426,8 +426,9 @@ int nw_sync_cancel(struct nw_ring *ring, void *arg, unsigned int nr_args)
 		pthread_mutex_unlock(&ring->reg_lock);
 		nanosleep(&nap, NULL);
 		pthread_mutex_lock(&ring->reg_lock);
-		/* Released meanwhile: its exit cancelled everything. */
-		if (unlikely(ring->released))
+		/* Let go of meanwhile: its exit cancels everything. */
+		if (unlikely(ring->released ||
+			     __atomic_load_n(&ring->dead, __ATOMIC_ACQUIRE)))
 			return 0;
 	}
 	return ret == -ENOENT || ret > 0 ? 0 : ret;

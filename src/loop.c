@@ -146,8 +146,11 @@ static int ep_pwait(int epfd, struct epoll_event *ev, int max,
  * epoll_pwait2 say EINTR, as epoll never restarts; ppoll's
  * ERESTARTNOHAND restarts when no handler ran, so only a signal with a
  * handler ends the sleep (-EINTR), as in the kernel's io_uring wait,
- * without asking any disposition. A look (zero timeout) never reports a
- * signal: one epoll_pwait2.
+ * without asking any disposition. (One exception: a stop signal at its
+ * default, then SIGCONT, restarts the ppoll and the wait goes on, where
+ * the kernel's wait says -EINTR.) A look (zero timeout) never reports a
+ * signal: one epoll_pwait2. Returns 1 to go on and harvest, else what
+ * ended the sleep (0: its timeout; -errno).
  */
 static int sleep_masked(int epfd, const struct timespec **timeout,
 			const sigset_t **sig)

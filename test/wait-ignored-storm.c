@@ -106,13 +106,13 @@ static void run(unsigned int flags)
 
 int main(void)
 {
-#if defined(__SANITIZE_THREAD__)
-	/* TSan runs signal handlers late, at its own points. */
-	printf("skip: ThreadSanitizer defers signals\n");
-	return T_EXIT_SKIP;
-#endif
 	struct sigaction sa;
 
+	if (T_TSAN) {
+		/* TSan runs signal handlers late, at its own points. */
+		printf("skip: ThreadSanitizer defers signals\n");
+		return T_EXIT_SKIP;
+	}
 	t_require_engine();
 	t_watchdog(60);
 	memset(&sa, 0, sizeof(sa));

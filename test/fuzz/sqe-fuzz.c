@@ -219,13 +219,16 @@ static void hooks(struct run *u, uint8_t arg)
 			nowait_hook_wrote();
 		break;
 	case 2:
-		if (fd < 0 || (arg & 15) == 7 || (arg & 15) == 10)
+		if (fd < 0 || (arg & 15) == 7)
 			break;
 		/*
 		 * Its number now names a socket and the engine is not told (a
-		 * raw dup2): watches and kinds it learned are stale.
+		 * raw dup2): watches and kinds it learned are stale. (Not over
+		 * 9999, the bad fd: that would open it.)
 		 */
 		if (arg >> 4 == 7) {
+			if ((arg & 15) == 10)
+				break;
 			dup2(u->env.fd[(arg & 15) == 2 ? 3 : 2], fd);
 			break;
 		}
