@@ -317,6 +317,9 @@ static void *reactor_main(void *arg)
 	struct nw_ring *ring = arg;
 
 	nw_in_engine = 1; /* its closes are the engine's own */
+	/* Started as the ring was claimed for release: nothing to run. */
+	if (__atomic_load_n(&ring->torn, __ATOMIC_ACQUIRE))
+		return NULL;
 	while (!__atomic_load_n(&ring->dead, __ATOMIC_ACQUIRE)) {
 		pthread_mutex_lock(&ring->reactor_mu);
 		while (ring->drivers_wanted)
@@ -504,7 +507,8 @@ void nw_reactor_ensure(struct nw_ring *ring)
 	    (ring->lockless_cq && !nw_ring_observed(ring)))
 		return;
 	pthread_mutex_lock(&ring->reactor_mu);
-	if (!ring->bg_running) {
+	if (!ring->bg_running &&
+	    !__atomic_load_n(&ring->torn, __ATOMIC_ACQUIRE)) {
 		nw_sigfill_async(&all);
 		pthread_attr_init(&attr);
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
