@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include "rw-int.h"
@@ -362,6 +363,36 @@ static void sigpipe_to_submitter(struct nw_req *req)
 }
 
 /*
+ * A write of no bytes to a socket: the kernel hands the empty iterator
+ * to sock_write_iter, and the protocol answers (a listener's tcp_sendmsg
+ * says -EPIPE, a UDP or SEQPACKET socket sends an empty message), where
+ * pwritev2 returns 0 for an empty vector without calling the file. A
+ * send(2) of no bytes takes that path, with sock_write_iter's flags.
+ */
+static ssize_t sock_write_nothing(int fd, int flags)
+{
+	int type = 0, msg = (flags & RWF_NOWAIT) ? MSG_DONTWAIT : 0;
+	socklen_t len = sizeof(type);
+
+	if (!getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) &&
+	    type == SOCK_SEQPACKET)
+		msg |= MSG_EOR;
+	return send(fd, NULL, 0, msg);
+}
+
+/* The write's system call: pwritev2, or for no bytes on a socket send. */
+static ssize_t rw_pwrite(struct nw_req *req, struct nw_rw *rw, off_t pos,
+			 int flags)
+{
+	struct stat st;
+
+	if (unlikely(rw->total == 0) && pos == -1 && !fstat(req->fd, &st) &&
+	    S_ISSOCK(st.st_mode))
+		return sock_write_nothing(req->fd, flags);
+	return pwritev2(req->fd, rw->iov, (int)rw->nr_iov, pos, flags);
+}
+
+/*
  * The write where the kernel's runs in an io-wq worker: a punt (the
  * blocking attempt, on a worker here too) or IOSQE_ASYNC (whose retries go
  * back to io-wq, io_req_task_submit). Its SIGPIPE goes to the worker,
@@ -380,7 +411,7 @@ static ssize_t rw_write_hidden(struct nw_req *req, struct nw_rw *rw, off_t pos,
 	sigaddset(&set, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &set, &old);
 	had = nw_sigpipe_pending();
-	n = pwritev2(req->fd, rw->iov, (int)rw->nr_iov, pos, flags);
+	n = rw_pwrite(req, rw, pos, flags);
 	saved = errno;
 	if (n < 0 && saved == EPIPE)
 		nw_sigpipe_drop(had);
@@ -396,7 +427,7 @@ static ssize_t rw_write(struct nw_req *req, struct nw_rw *rw, off_t pos,
 
 	if (unlikely(blocking || (req->sqe_flags & IOSQE_ASYNC)))
 		return rw_write_hidden(req, rw, pos, flags);
-	n = pwritev2(req->fd, rw->iov, (int)rw->nr_iov, pos, flags);
+	n = rw_pwrite(req, rw, pos, flags);
 	if (n < 0 && errno == EPIPE)
 		sigpipe_to_submitter(req);
 	return n;

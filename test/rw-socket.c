@@ -374,6 +374,69 @@ static void test_rwf_nowait(void)
 	close(s[1]);
 }
 
+/*
+ * A WRITE of no bytes reaches the socket's protocol (sock_write_iter), as
+ * it does in the kernel: a TCP listener says -EPIPE and raises SIGPIPE,
+ * a datagram or seqpacket socket sends an empty message, a stream socket
+ * says 0 and sends nothing. With and without RWF_NOWAIT, and WRITEV of
+ * no iovecs the same.
+ */
+static void test_write_nothing(void)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET};
+	static const int types[] = {SOCK_DGRAM, SOCK_SEQPACKET};
+	struct sigaction sa, old;
+	struct io_uring_sqe *sqe;
+	struct t_ring r;
+	unsigned int i;
+	char buf[8];
+	int s[2], l;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigpipe;
+	T_ASSERT_EQ(sigaction(SIGPIPE, &sa, &old), 0);
+	T_ASSERT_EQ(t_ring_init(&r, 8, NULL), 0);
+
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	l = socket(AF_INET, SOCK_STREAM, 0);
+	T_ASSERT(l >= 0);
+	T_ASSERT_EQ(bind(l, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	T_ASSERT_EQ(listen(l, 1), 0);
+	for (i = 0; i < 2; i++) {
+		sigpipe_count = 0;
+		sqe = t_queue_rw(&r, IORING_OP_WRITE, l, buf, 0, 0, 1);
+		sqe->rw_flags = i ? RWF_NOWAIT : 0;
+		T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
+		T_ASSERT_EQ(t_expect_cqe(&r, 1, -EPIPE), 0);
+		T_ASSERT_EQ(sigpipe_count, 1);
+	}
+	close(l);
+
+	for (i = 0; i < 4; i++) {
+		T_ASSERT_EQ(socketpair(AF_UNIX, types[i % 2], 0, s), 0);
+		t_queue_rw(&r, i < 2 ? IORING_OP_WRITE : IORING_OP_WRITEV, s[0],
+			   buf, 0, 0, 2);
+		T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
+		T_ASSERT_EQ(t_expect_cqe(&r, 2, 0), 0);
+		T_ASSERT_EQ(recv(s[1], buf, sizeof(buf), MSG_DONTWAIT), 0);
+		T_ASSERT_EQ(recv(s[1], buf, sizeof(buf), MSG_DONTWAIT), -1);
+		T_ASSERT_EQ(errno, EAGAIN);
+		close(s[0]);
+		close(s[1]);
+	}
+
+	T_ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, s), 0);
+	t_queue_rw(&r, IORING_OP_WRITE, s[0], buf, 0, 0, 3);
+	T_ASSERT_EQ(t_submit_and_wait(&r, 1), 1);
+	T_ASSERT_EQ(t_expect_cqe(&r, 3, 0), 0);
+	T_ASSERT_EQ(recv(s[1], buf, sizeof(buf), MSG_DONTWAIT), -1);
+	T_ASSERT_EQ(errno, EAGAIN);
+	close(s[0]);
+	close(s[1]);
+	t_ring_exit(&r);
+	T_ASSERT_EQ(sigaction(SIGPIPE, &old, NULL), 0);
+}
+
 int main(void)
 {
 	t_require_engine();
@@ -386,5 +449,6 @@ int main(void)
 	test_tcp_pingpong();
 	test_rwf_nowait();
 	test_offsets();
+	test_write_nothing();
 	return T_EXIT_PASS;
 }
