@@ -478,6 +478,8 @@ extern unsigned int nw_rings_suspect;
 /* The same through the per-fd cache, for the submit hot path. */
 int nw_ring_lookup_cached(int fd, struct nw_ring **ringp);
 void nw_ring_add(struct nw_ring *ring, int fd);
+/* Open this process's /proc/self pair now, before setup starts a thread. */
+void nw_ring_proc_prepare(void);
 /* Does text (a maps line, a link) name the ring's memfd? */
 bool nw_names_ring(const char *text, const struct nw_ring *ring);
 /*

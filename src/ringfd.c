@@ -141,6 +141,19 @@ static void proc_open(void)
 }
 
 /*
+ * The first of them, opened high, grows the fd table past 10,000 slots,
+ * and the kernel's expand_fdtable waits for an RCU grace period (10-20 ms
+ * on a VM) whenever another thread shares the table. Setup opens them
+ * before it starts an SQPOLL poller, so that a process whose first thread
+ * is the engine's does not wait (liburing's a4c0b3decb33: 5,000 forked
+ * children, each setting up one SQPOLL ring, waited 15 ms each).
+ */
+void nw_ring_proc_prepare(void)
+{
+	proc_open();
+}
+
+/*
  * A fork while another thread (the reactor's watch check) holds one of
  * these leaves would leave the child's copy locked for good: hold both
  * across fork(), so both copies start unlocked and consistent.

@@ -516,6 +516,7 @@ int nw_setup(unsigned int entries, struct io_uring_params *uparams)
 		return fd;
 	}
 	if (p.flags & IORING_SETUP_SQPOLL) {
+		nw_ring_proc_prepare(); /* before the poller thread exists */
 		ret = nw_sqpoll_create(ring, &p);
 		if (ret)
 			goto err_unmap;
